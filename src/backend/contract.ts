@@ -1,0 +1,212 @@
+/**
+ * The backend contract: every operation the core needs from a store. Core code (client, worker,
+ * scheduler, server) talks only to this interface. Each state transition is atomic inside the
+ * backend (one Lua script on Redis, one `BEGIN IMMEDIATE` transaction on SQLite).
+ *
+ * Every backend passes the same conformance suite (`conformance/`), run against a real store.
+ */
+import type { AttemptRecord, NewTask, TaskInfo, TaskLinks, TaskLogLine, TaskRecord, TaskState, BackoffSpec } from '../core/task.js';
+
+/** Default retention of finished tasks (DESIGN §2). */
+export const DEFAULT_RETENTION = {
+  completed: 24 * 3_600_000,
+  dead: 30 * 24 * 3_600_000,
+  cancelled: 30 * 24 * 3_600_000,
+} as const;
+
+/** The outcome of storing one task of an enqueue batch. */
+export type EnqueueOutcome =
+  | { ok: true; info: TaskInfo }
+  | { ok: false; id: string; reason: 'id-conflict' | 'unique-conflict'; holder?: string };
+
+export interface ClaimRequest {
+  queue: string;
+  /** How many tasks at most. */
+  count: number;
+}
+
+/** A task handed to a worker, with the lease it holds. */
+export interface ClaimedTask {
+  id: string;
+  type: string;
+  queue: string;
+  /** The payload as stored (JSON text). */
+  payload: string;
+  /** The attempt this run is (1 for the first). */
+  attempt: number;
+  maxRetries: number;
+  timeout: number;
+  deadline: number | null;
+  createdAt: number;
+  startedAt: number;
+  headers: Record<string, string>;
+  links: TaskLinks;
+  backoff: BackoffSpec | null;
+  /** The lease token every write back must carry. */
+  token: string;
+  leaseExpiresAt: number;
+}
+
+export interface ClaimResult {
+  queue: string;
+  tasks: ClaimedTask[];
+  paused: boolean;
+  /** Tasks were left queued after this claim. */
+  more: boolean;
+  /** When the earliest scheduled or retrying task of the queue is due, or null. */
+  nextDueAt: number | null;
+  /** The store's clock at the claim. */
+  now: number;
+}
+
+interface AckBase {
+  id: string;
+  queue: string;
+  token: string;
+  /** The record of the attempt that just ended. */
+  attempt: AttemptRecord;
+}
+
+/** What a worker reports when an attempt ends. */
+export type Ack =
+  | (AckBase & { kind: 'complete'; result: string })
+  /** Back to `retrying`, due after `delay` ms. `consumed: false` gives the attempt back (isFailure said no). */
+  | (AckBase & { kind: 'retry'; error: string; delay: number; consumed: boolean })
+  | (AckBase & { kind: 'dead'; error: string })
+  | (AckBase & { kind: 'cancelled'; error: string })
+  /** Graceful shutdown: back to `queued`, the attempt is not counted. */
+  | (AckBase & { kind: 'requeue' });
+
+/** `stale`: the lease token no longer matches (the task was recovered); nothing was written. */
+export type AckResult = 'ok' | 'stale';
+
+export interface LeaseRef {
+  id: string;
+  queue: string;
+  token: string;
+}
+
+export interface RenewResult {
+  /** Leases that are no longer held by the caller. */
+  lost: string[];
+  /** Running tasks an operator asked to cancel. */
+  cancelRequested: string[];
+}
+
+export interface WorkerInfo {
+  id: string;
+  host: string;
+  pid: number;
+  queues: string[];
+  concurrency: number;
+  running: string[];
+  startedAt: number;
+  version: string;
+  /** Set by the store when read back. */
+  lastHeartbeatAt?: number;
+}
+
+/** A change a backend announces to subscribers (possibly in other processes). */
+export type BackendEvent =
+  | { kind: 'finished'; id: string; queue: string; state: 'completed' | 'dead' | 'cancelled' }
+  | { kind: 'cancel-requested'; id: string; queue: string };
+
+export type Unsubscribe = () => Promise<void>;
+
+export const STATE_COUNT_KEYS = ['scheduled', 'queued', 'running', 'retrying', 'completed', 'dead', 'cancelled'] as const;
+
+export interface QueueInfo {
+  name: string;
+  paused: boolean;
+  counts: Record<TaskState, number>;
+  /** Attempts finished (successful or not), since the queue was created. */
+  processed: number;
+  /** Attempts failed, since the queue was created. */
+  failed: number;
+  /** Age in ms of the oldest queued task (0 when none). */
+  latency: number;
+}
+
+export interface DailyStat {
+  /** UTC day as YYYY-MM-DD. */
+  day: string;
+  processed: number;
+  failed: number;
+}
+
+export interface MinuteStat {
+  /** Start of the minute, epoch ms. */
+  at: number;
+  processed: number;
+  failed: number;
+}
+
+export interface TaskPage {
+  tasks: TaskRecord[];
+  /** Pass back to get the next page; null at the end. */
+  nextCursor: string | null;
+}
+
+/** States an operator may act on in bulk. */
+export type BulkState = Exclude<TaskState, 'running'>;
+
+export interface Backend {
+  readonly kind: 'redis' | 'sqlite';
+  /** The store's clock, epoch ms. */
+  now(): Promise<number>;
+
+  // ── producing ───────────────────────────────────────────────────────────────
+  /** Stores tasks; one round trip per batch. Conflicts are reported per task; the others are stored. */
+  enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]>;
+
+  // ── working ─────────────────────────────────────────────────────────────────
+  /** Claims up to `count` tasks from each requested queue, in one round trip; moves due tasks first. */
+  claim(workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<ClaimResult[]>;
+  /** Applies a batch of acks (pipelined); each is checked against its lease token. */
+  ack(acks: Ack[]): Promise<AckResult[]>;
+  /** Extends the leases of all the caller's running tasks in one call. */
+  renewLeases(leases: LeaseRef[], leaseMs: number): Promise<RenewResult>;
+  /** Waits until one of the queues may have work, or the timeout passes, or the signal aborts. */
+  waitForWork(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<void>;
+  /** Moves due scheduled and retrying tasks to queued. Returns how many moved. */
+  forwardDue(queue: string, limit: number): Promise<number>;
+  /** Fails the attempts of tasks whose lease expired (`lease expired (worker lost)`), then retry or dead. */
+  recoverExpired(queue: string, limit: number): Promise<number>;
+  /** Deletes finished tasks past their retention. Returns how many were deleted. */
+  cleanup(queue: string, limit: number): Promise<number>;
+  /** Appends log lines and/or sets progress of a running task (checked against its token). */
+  reportProgress(lease: LeaseRef, update: { logs?: TaskLogLine[]; progress?: unknown }): Promise<AckResult>;
+
+  // ── notifications ───────────────────────────────────────────────────────────
+  subscribe(listener: (event: BackendEvent) => void): Promise<Unsubscribe>;
+
+  // ── workers ─────────────────────────────────────────────────────────────────
+  heartbeat(info: WorkerInfo, ttlMs: number): Promise<void>;
+  removeWorker(id: string): Promise<void>;
+  listWorkers(): Promise<WorkerInfo[]>;
+
+  // ── operating ───────────────────────────────────────────────────────────────
+  pauseQueue(queue: string): Promise<void>;
+  resumeQueue(queue: string): Promise<void>;
+  /** queued/scheduled/retrying → cancelled; running → cancel requested (the handler's signal aborts). */
+  cancelTask(id: string): Promise<'cancelled' | 'cancel-requested'>;
+  /** dead/scheduled/retrying/cancelled → queued. */
+  runTask(id: string): Promise<void>;
+  /** queued/scheduled/retrying → dead. */
+  archiveTask(id: string): Promise<void>;
+  /** Deletes a task that is not running. */
+  deleteTask(id: string): Promise<void>;
+  runAll(queue: string, state: BulkState): Promise<number>;
+  archiveAll(queue: string, state: BulkState): Promise<number>;
+  deleteAll(queue: string, state: BulkState): Promise<number>;
+
+  // ── inspecting ──────────────────────────────────────────────────────────────
+  listQueues(): Promise<QueueInfo[]>;
+  getQueue(queue: string): Promise<QueueInfo | null>;
+  listTasks(queue: string, state: TaskState, page?: { limit?: number; cursor?: string }): Promise<TaskPage>;
+  getTask(id: string): Promise<TaskRecord | null>;
+  dailyStats(queue: string, days: number): Promise<DailyStat[]>;
+  minuteStats(queue: string, minutes: number): Promise<MinuteStat[]>;
+
+  close(): Promise<void>;
+}

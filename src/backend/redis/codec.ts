@@ -1,0 +1,126 @@
+/** Encoding of task records in Redis: a compact JSON object with short field names (lua/_lib.lua). */
+import type { AttemptRecord, BackoffSpec, NewTask, TaskLinks, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
+import type { ClaimedTask } from '../contract.js';
+
+/** The stored record, as the Lua scripts write it. */
+export interface StoredMeta {
+  t: string;
+  s: TaskState;
+  a?: number;
+  m: number;
+  o: number;
+  d?: number;
+  c: number;
+  e?: number;
+  sa?: number;
+  f?: number;
+  n?: number;
+  w?: string;
+  le?: string;
+  u?: string;
+  r?: number;
+  b?: BackoffSpec;
+  h?: Record<string, string>;
+  l?: TaskLinks;
+  p?: unknown;
+  x?: number;
+}
+
+/** The immutable part of a new task's record, as JSON object members without braces. */
+export function encodeRecordFragment(task: NewTask): string {
+  const fields: Partial<StoredMeta> = { t: task.type, m: task.maxRetries, o: task.timeout };
+  if (task.deadline !== null) fields.d = task.deadline;
+  if (task.uniqueKey !== null) fields.u = task.uniqueKey;
+  if (task.retention !== null) fields.r = task.retention;
+  if (task.backoff !== null) fields.b = task.backoff;
+  if (task.headers !== null) fields.h = task.headers;
+  if (task.links !== null) fields.l = task.links;
+  return JSON.stringify(fields).slice(1, -1);
+}
+
+function objectOrEmpty<T extends object>(value: T | undefined): T {
+  // cjson writes an empty Lua table as {} — and may also write it as [] — so accept both.
+  return value && !Array.isArray(value) ? value : ({} as T);
+}
+
+export function decodeClaimed(queue: string, id: string, rawMeta: string, payload: string, token: string, leaseMs: number): ClaimedTask {
+  const m = JSON.parse(rawMeta) as StoredMeta;
+  const startedAt = m.sa ?? 0;
+  return {
+    id,
+    type: m.t,
+    queue,
+    payload,
+    attempt: m.a ?? 1,
+    maxRetries: m.m,
+    timeout: m.o,
+    deadline: m.d ?? null,
+    createdAt: m.c,
+    startedAt,
+    headers: objectOrEmpty(m.h),
+    links: objectOrEmpty(m.l),
+    backoff: m.b ?? null,
+    token,
+    leaseExpiresAt: startedAt + leaseMs,
+  };
+}
+
+function parseJson(text: string | null | undefined): unknown {
+  if (text === null || text === undefined || text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function normalizeAttempt(raw: Partial<AttemptRecord>): AttemptRecord {
+  return {
+    attempt: raw.attempt ?? 0,
+    startedAt: raw.startedAt ?? 0,
+    finishedAt: raw.finishedAt ?? null,
+    outcome: raw.outcome ?? 'failed',
+    error: raw.error ?? null,
+    stack: raw.stack ?? null,
+    workerId: raw.workerId ?? null,
+  };
+}
+
+export function decodeRecord(
+  queue: string,
+  id: string,
+  rawMeta: string,
+  extras: { payload?: string | null; result?: string | null; attempts?: string | null; logs?: string | null },
+): TaskRecord {
+  const m = JSON.parse(rawMeta) as StoredMeta;
+  const attempts = (parseJson(extras.attempts) as Partial<AttemptRecord>[] | null) ?? [];
+  const logs = (parseJson(extras.logs) as TaskLogLine[] | null) ?? [];
+  return {
+    id,
+    type: m.t,
+    payload: parseJson(extras.payload),
+    queue,
+    state: m.s,
+    attempt: m.a ?? 0,
+    maxRetries: m.m,
+    timeout: m.o,
+    deadline: m.d ?? null,
+    lastError: m.le ?? null,
+    result: parseJson(extras.result),
+    createdAt: m.c,
+    enqueuedAt: m.e ?? null,
+    startedAt: m.sa ?? null,
+    finishedAt: m.f ?? null,
+    nextRunAt: m.n ?? null,
+    workerId: m.w ?? null,
+    uniqueKey: m.u ?? null,
+    retention: m.r ?? null,
+    backoff: m.b ?? null,
+    headers: objectOrEmpty(m.h),
+    links: objectOrEmpty(m.l),
+    progress: m.p ?? null,
+    cancelRequested: m.x === 1,
+    attempts: Array.isArray(attempts) ? attempts.map(normalizeAttempt) : [],
+    logs: Array.isArray(logs) ? logs : [],
+  };
+}

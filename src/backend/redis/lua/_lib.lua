@@ -1,0 +1,223 @@
+-- Shared prelude of every queue script (prepended at load time).
+--
+-- KEYS — the keys of one queue, all under the hash tag {prefix:queue}, always in this order:
+--   1 meta      hash  id -> task record (JSON, short field names)
+--   2 payload   hash  id -> payload (JSON text)
+--   3 queued    list  ids; LPUSH to enqueue, RPOP to claim (oldest first)
+--   4 scheduled zset  id -> due time
+--   5 retrying  zset  id -> due time
+--   6 running   zset  id -> lease expiry
+--   7 completed zset  id -> expiry of retention
+--   8 dead      zset  id -> expiry of retention
+--   9 cancelled zset  id -> expiry of retention
+--  10 lease     hash  id -> lease token of the running attempt
+--  11 paused    string, present while the queue is paused
+--  12 marker    zset  one member; a blocked worker wakes when it is added
+--  13 stats     hash  processed/failed totals and per-day/per-minute counters
+--  14 result    hash  id -> result (JSON text)
+--  15 attempts  hash  id -> JSON array of attempt records
+--  16 logs      hash  id -> JSON array of log lines
+--  17 seq       string counter for lease tokens
+--  18 cancel    set   ids of running tasks an operator asked to cancel
+--  19…          script-specific extra keys (unique keys at enqueue)
+-- ARGV 1 clock offset (ms, tests only), 2 event channel, 3 queue name; then script-specific.
+--
+-- Task record fields: t type, s state, a attempt, m maxRetries, o timeout, d deadline,
+-- c createdAt, e enqueuedAt, sa startedAt, f finishedAt, n nextRunAt, w worker, le lastError,
+-- u unique key, r retention, b backoff, h headers, l links, p progress, x cancel requested.
+
+local K_META, K_PAYLOAD, K_QUEUED, K_SCHEDULED, K_RETRYING, K_RUNNING = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local K_COMPLETED, K_DEAD, K_CANCELLED, K_LEASE, K_PAUSED, K_MARKER = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+local K_STATS, K_RESULT, K_ATTEMPTS, K_LOGS, K_SEQ, K_CANCEL = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
+
+local CHANNEL, QUEUE = ARGV[2], ARGV[3]
+local NOW
+do
+  local t = redis.call('TIME')
+  NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+end
+
+local ZSET_OF = {
+  scheduled = K_SCHEDULED, retrying = K_RETRYING, running = K_RUNNING,
+  completed = K_COMPLETED, dead = K_DEAD, cancelled = K_CANCELLED,
+}
+local FINISHED = { completed = true, dead = true, cancelled = true }
+
+local function get_meta(id)
+  local raw = redis.call('HGET', K_META, id)
+  if not raw then return nil end
+  return cjson.decode(raw)
+end
+
+local function put_meta(id, m)
+  local encoded = cjson.encode(m)
+  redis.call('HSET', K_META, id, encoded)
+  return encoded
+end
+
+-- Removes an id from the structure that holds its current state.
+local function unlink(id, state)
+  if state == 'queued' then
+    redis.call('LREM', K_QUEUED, 0, id)
+  elseif ZSET_OF[state] then
+    redis.call('ZREM', ZSET_OF[state], id)
+  end
+end
+
+local function wake_workers()
+  redis.call('ZADD', K_MARKER, 0, '1')
+end
+
+local function announce_finished(id, state)
+  redis.call('PUBLISH', CHANNEL, 'f\t' .. QUEUE .. '\t' .. id .. '\t' .. state)
+end
+
+local function append_attempt(id, record_json)
+  local raw = redis.call('HGET', K_ATTEMPTS, id)
+  if raw then
+    redis.call('HSET', K_ATTEMPTS, id, string.sub(raw, 1, -2) .. ',' .. record_json .. ']')
+  else
+    redis.call('HSET', K_ATTEMPTS, id, '[' .. record_json .. ']')
+  end
+end
+
+-- Moves a task to a final state; its retention starts now.
+local function finish(id, m, state, retention)
+  m.s = state
+  m.f = NOW
+  m.n = nil
+  m.x = nil
+  redis.call('ZADD', ZSET_OF[state], NOW + (m.r or retention), id)
+  redis.call('SREM', K_CANCEL, id)
+  announce_finished(id, state)
+end
+
+local function to_queued(id, m)
+  m.s = 'queued'
+  m.e = NOW
+  m.n = nil
+  redis.call('LPUSH', K_QUEUED, id)
+end
+
+-- Moves due scheduled and retrying tasks to queued, at most `limit` of each.
+local function forward_due(limit)
+  local moved = 0
+  for _, zkey in ipairs({ K_SCHEDULED, K_RETRYING }) do
+    local ids = redis.call('ZRANGEBYSCORE', zkey, '-inf', NOW, 'LIMIT', 0, limit)
+    if #ids > 0 then
+      redis.call('ZREM', zkey, unpack(ids))
+      for _, id in ipairs(ids) do
+        local m = get_meta(id)
+        if m then
+          to_queued(id, m)
+          put_meta(id, m)
+          moved = moved + 1
+        end
+      end
+    end
+  end
+  if moved > 0 then wake_workers() end
+  return moved
+end
+
+local function next_due()
+  local due = nil
+  for _, zkey in ipairs({ K_SCHEDULED, K_RETRYING }) do
+    local first = redis.call('ZRANGE', zkey, 0, 0, 'WITHSCORES')
+    if first[2] then
+      local at = tonumber(first[2])
+      if due == nil or at < due then due = at end
+    end
+  end
+  return due or -1
+end
+
+local function delete_task(id)
+  redis.call('HDEL', K_META, id)
+  redis.call('HDEL', K_PAYLOAD, id)
+  redis.call('HDEL', K_RESULT, id)
+  redis.call('HDEL', K_ATTEMPTS, id)
+  redis.call('HDEL', K_LOGS, id)
+  redis.call('HDEL', K_LEASE, id)
+  redis.call('SREM', K_CANCEL, id)
+end
+
+local function count_stats(processed, failed)
+  if processed == 0 and failed == 0 then return end
+  local day = math.floor(NOW / 86400000)
+  local minute = math.floor(NOW / 60000)
+  if processed > 0 then
+    redis.call('HINCRBY', K_STATS, 'processed', processed)
+    redis.call('HINCRBY', K_STATS, 'pd:' .. day, processed)
+    redis.call('HINCRBY', K_STATS, 'pm:' .. minute, processed)
+  end
+  if failed > 0 then
+    redis.call('HINCRBY', K_STATS, 'failed', failed)
+    redis.call('HINCRBY', K_STATS, 'fd:' .. day, failed)
+    redis.call('HINCRBY', K_STATS, 'fm:' .. minute, failed)
+  end
+end
+
+-- Backoff as in core/backoff.ts: exponential with up to 25 % jitter, or fixed.
+local function backoff_delay(spec, attempt, default_base, default_max)
+  if spec and spec.type == 'fixed' then return spec.delay end
+  local base = (spec and spec.base) or default_base
+  local max = (spec and spec.max) or default_max
+  local exponent = attempt - 1
+  if exponent < 0 then exponent = 0 end
+  if exponent > 52 then exponent = 52 end
+  local raw = math.min(max, base * (2 ^ exponent))
+  return math.floor(raw + raw * 0.25 * math.random() + 0.5)
+end
+
+-- Operator transitions, shared by the single-task and the bulk scripts.
+-- Each returns 'ok' or 'invalid:<state>'.
+local OPERATIONS = {}
+
+function OPERATIONS.run(id, m, retention)
+  local s = m.s
+  if s ~= 'dead' and s ~= 'scheduled' and s ~= 'retrying' and s ~= 'cancelled' then return 'invalid:' .. s end
+  unlink(id, s)
+  if s == 'dead' or s == 'cancelled' then
+    m.a = 0
+    m.f = nil
+    m.x = nil
+  end
+  to_queued(id, m)
+  put_meta(id, m)
+  wake_workers()
+  return 'ok'
+end
+
+function OPERATIONS.archive(id, m, retention)
+  local s = m.s
+  if s ~= 'queued' and s ~= 'scheduled' and s ~= 'retrying' then return 'invalid:' .. s end
+  unlink(id, s)
+  finish(id, m, 'dead', retention.dead)
+  put_meta(id, m)
+  return 'ok'
+end
+
+function OPERATIONS.delete(id, m, retention)
+  if m.s == 'running' then return 'invalid:running' end
+  unlink(id, m.s)
+  delete_task(id)
+  return 'ok'
+end
+
+function OPERATIONS.cancel(id, m, retention)
+  local s = m.s
+  if s == 'running' then
+    redis.call('SADD', K_CANCEL, id)
+    m.x = 1
+    put_meta(id, m)
+    redis.call('PUBLISH', CHANNEL, 'c\t' .. QUEUE .. '\t' .. id)
+    return 'requested'
+  end
+  if s ~= 'queued' and s ~= 'scheduled' and s ~= 'retrying' then return 'invalid:' .. s end
+  unlink(id, s)
+  m.le = m.le or 'cancelled by operator'
+  finish(id, m, 'cancelled', retention.cancelled)
+  put_meta(id, m)
+  return 'ok'
+end

@@ -1,0 +1,59 @@
+-- Ends attempts: complete, retry, dead, cancelled or requeue (graceful shutdown), each checked
+-- against its lease token; a stale token changes nothing.
+-- ARGV 4 count, 5 retention completed, 6 retention dead, 7 retention cancelled;
+-- then per ack 6 fields: kind, id, token, data (result or error), delay ms, attempt record JSON.
+-- kind: complete | retry | retry-free (the attempt is given back) | dead | cancelled | requeue.
+-- Returns per ack 1 (applied) or 0 (stale).
+local count = tonumber(ARGV[4])
+local retention = { completed = tonumber(ARGV[5]), dead = tonumber(ARGV[6]), cancelled = tonumber(ARGV[7]) }
+local out = {}
+local processed, failed = 0, 0
+for i = 1, count do
+  local base = 7 + (i - 1) * 6
+  local kind, id, token, data = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]
+  local delay, attempt = tonumber(ARGV[base + 5]), ARGV[base + 6]
+  local m = nil
+  if redis.call('HGET', K_LEASE, id) == token then m = get_meta(id) end
+  if not m then
+    out[i] = 0
+  else
+    out[i] = 1
+    redis.call('HDEL', K_LEASE, id)
+    redis.call('ZREM', K_RUNNING, id)
+    append_attempt(id, attempt)
+    if kind == 'complete' then
+      processed = processed + 1
+      if data ~= '' then redis.call('HSET', K_RESULT, id, data) end
+      finish(id, m, 'completed', retention.completed)
+    elseif kind == 'retry' or kind == 'retry-free' then
+      processed = processed + 1
+      if kind == 'retry' then failed = failed + 1 else m.a = m.a - 1 end
+      m.s = 'retrying'
+      m.le = data
+      m.n = NOW + delay
+      m.x = nil
+      redis.call('SREM', K_CANCEL, id)
+      redis.call('ZADD', K_RETRYING, m.n, id)
+      wake_workers()
+    elseif kind == 'dead' then
+      processed = processed + 1
+      failed = failed + 1
+      m.le = data
+      finish(id, m, 'dead', retention.dead)
+    elseif kind == 'cancelled' then
+      processed = processed + 1
+      m.le = data
+      finish(id, m, 'cancelled', retention.cancelled)
+    else -- requeue: back to the front of the queue, attempt not counted
+      m.a = m.a - 1
+      m.s = 'queued'
+      m.w = nil
+      m.e = NOW
+      redis.call('RPUSH', K_QUEUED, id)
+      wake_workers()
+    end
+    put_meta(id, m)
+  end
+end
+count_stats(processed, failed)
+return out

@@ -1,0 +1,46 @@
+-- Claims up to `count` queued tasks for a worker, leasing each; first moves due tasks to queued.
+-- ARGV 4 count, 5 worker id, 6 lease ms, 7 forward limit.
+-- Returns { paused (0/1), next due ms (-1: none), more queued (0/1), now,
+--           then per task: id, record (JSON), payload, lease token }.
+local count, worker, lease_ms = tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6])
+forward_due(tonumber(ARGV[7]))
+if redis.call('EXISTS', K_PAUSED) == 1 then
+  return { 1, next_due(), 0, NOW }
+end
+local out = { 0, 0, 0, NOW }
+local ids = redis.call('RPOP', K_QUEUED, count)
+if ids then
+  local last_token = redis.call('INCRBY', K_SEQ, #ids)
+  local expires = NOW + lease_ms
+  local running = {}
+  local leases = {}
+  for i, id in ipairs(ids) do
+    local m = get_meta(id)
+    if m then
+      m.s = 'running'
+      m.a = (m.a or 0) + 1
+      m.sa = NOW
+      m.w = worker
+      local token = tostring(last_token - #ids + i)
+      local encoded = put_meta(id, m)
+      running[#running + 1] = expires
+      running[#running + 1] = id
+      leases[#leases + 1] = id
+      leases[#leases + 1] = token
+      out[#out + 1] = id
+      out[#out + 1] = encoded
+      out[#out + 1] = redis.call('HGET', K_PAYLOAD, id) or 'null'
+      out[#out + 1] = token
+    end
+  end
+  if #running > 0 then
+    redis.call('ZADD', K_RUNNING, unpack(running))
+    redis.call('HSET', K_LEASE, unpack(leases))
+  end
+end
+if redis.call('LLEN', K_QUEUED) > 0 then
+  out[3] = 1
+  wake_workers()
+end
+out[2] = next_due()
+return out

@@ -1,0 +1,23 @@
+-- Appends log lines and/or sets the progress of a running task, if the lease token still holds.
+-- ARGV 4 id, 5 token, 6 log lines (JSON array text, '' for none), 7 progress (JSON, '' for none),
+-- 8 max log lines kept.
+-- Returns 1 (applied) or 0 (stale).
+local id, token = ARGV[4], ARGV[5]
+if redis.call('HGET', K_LEASE, id) ~= token then return 0 end
+if ARGV[6] ~= '' then
+  local lines = cjson.decode(redis.call('HGET', K_LOGS, id) or '[]')
+  for _, line in ipairs(cjson.decode(ARGV[6])) do lines[#lines + 1] = line end
+  local keep = tonumber(ARGV[8])
+  if #lines > keep then
+    local trimmed = {}
+    for i = #lines - keep + 1, #lines do trimmed[#trimmed + 1] = lines[i] end
+    lines = trimmed
+  end
+  redis.call('HSET', K_LOGS, id, cjson.encode(lines))
+end
+if ARGV[7] ~= '' then
+  local m = get_meta(id)
+  m.p = cjson.decode(ARGV[7])
+  put_meta(id, m)
+end
+return 1

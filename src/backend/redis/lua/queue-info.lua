@@ -1,0 +1,16 @@
+-- Counts per state, paused flag, totals and the enqueue time of the oldest queued task.
+-- Returns { queued, scheduled, running, retrying, completed, dead, cancelled, paused,
+--           processed, failed, oldest enqueued at (-1: none), now }.
+local oldest = -1
+local oldest_id = redis.call('LINDEX', K_QUEUED, -1)
+if oldest_id then
+  local m = get_meta(oldest_id)
+  if m and m.e then oldest = m.e end
+end
+local totals = redis.call('HMGET', K_STATS, 'processed', 'failed')
+return {
+  redis.call('LLEN', K_QUEUED), redis.call('ZCARD', K_SCHEDULED), redis.call('ZCARD', K_RUNNING),
+  redis.call('ZCARD', K_RETRYING), redis.call('ZCARD', K_COMPLETED), redis.call('ZCARD', K_DEAD),
+  redis.call('ZCARD', K_CANCELLED), redis.call('EXISTS', K_PAUSED),
+  tonumber(totals[1] or 0), tonumber(totals[2] or 0), oldest, NOW,
+}

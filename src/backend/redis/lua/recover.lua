@@ -1,0 +1,34 @@
+-- Recovers tasks whose lease expired (their worker is lost): the attempt fails with
+-- 'lease expired (worker lost)', then the task retries with backoff, or dies when no retry is
+-- left, or is cancelled when an operator asked for it.
+-- ARGV 4 limit, 5 retention dead, 6 retention cancelled, 7 default backoff base, 8 default max,
+-- 9 random seed.
+local limit = tonumber(ARGV[4])
+local retention = { dead = tonumber(ARGV[5]), cancelled = tonumber(ARGV[6]) }
+math.randomseed(tonumber(ARGV[9]))
+local ids = redis.call('ZRANGEBYSCORE', K_RUNNING, '-inf', NOW, 'LIMIT', 0, limit)
+local failed = 0
+for _, id in ipairs(ids) do
+  redis.call('ZREM', K_RUNNING, id)
+  redis.call('HDEL', K_LEASE, id)
+  local m = get_meta(id)
+  if m then
+    failed = failed + 1
+    local reason = 'lease expired (worker lost)'
+    append_attempt(id, cjson.encode({ attempt = m.a, startedAt = m.sa, finishedAt = NOW, outcome = 'failed', error = reason, workerId = m.w }))
+    m.le = reason
+    if redis.call('SISMEMBER', K_CANCEL, id) == 1 then
+      finish(id, m, 'cancelled', retention.cancelled)
+    elseif (m.a or 0) > (m.m or 0) or (m.d and m.d <= NOW) then
+      finish(id, m, 'dead', retention.dead)
+    else
+      m.s = 'retrying'
+      m.n = NOW + backoff_delay(m.b, m.a or 1, tonumber(ARGV[7]), tonumber(ARGV[8]))
+      redis.call('ZADD', K_RETRYING, m.n, id)
+      wake_workers()
+    end
+    put_meta(id, m)
+  end
+end
+count_stats(failed, failed)
+return #ids

@@ -1,0 +1,542 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import { TasklineError } from '../../core/errors.js';
+import { DEFAULT_BACKOFF } from '../../core/backoff.js';
+import type { NewTask, TaskRecord, TaskState, TaskLogLine } from '../../core/task.js';
+import {
+  DEFAULT_RETENTION,
+  type Ack, type AckResult, type Backend, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
+  type DailyStat, type EnqueueOutcome, type LeaseRef, type MinuteStat, type QueueInfo, type RenewResult, type TaskPage,
+  type Unsubscribe, type WorkerInfo,
+} from '../contract.js';
+import { RedisKeys } from './keys.js';
+import { ScriptRunner, type ScriptCall } from './scripts.js';
+import { decodeClaimed, decodeRecord, encodeRecordFragment } from './codec.js';
+import { dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, operationError } from '../shared.js';
+
+export interface RedisBackendOptions {
+  /** Key prefix, so that several deployments (or tests) share one Redis. Default `tl`. */
+  prefix?: string;
+  /** ms after which a store command fails with TL_STORE_UNAVAILABLE. Default 5000. */
+  commandTimeout?: number;
+  /** Test only: ms added to the store's clock, to simulate a skewed clock. Default 0. */
+  clockOffsetMs?: number;
+  /** Extra ioredis options. */
+  redis?: RedisOptions;
+}
+
+const BULK_LIMIT = 500;
+
+/** The Redis store: every state transition is one Lua script (lua/). */
+export class RedisBackend implements Backend {
+  readonly kind = 'redis' as const;
+  readonly keys: RedisKeys;
+  private readonly redis: Redis;
+  private blocking: Redis | null = null;
+  private subscriber: Redis | null = null;
+  private readonly listeners = new Set<(event: BackendEvent) => void>();
+  private readonly scripts = new ScriptRunner();
+  private readonly registered = new Set<string>();
+  private readonly offset: string;
+  private closed = false;
+
+  private constructor(private readonly url: string, private readonly options: RedisBackendOptions) {
+    this.keys = new RedisKeys(options.prefix ?? 'tl');
+    this.offset = String(options.clockOffsetMs ?? 0);
+    this.redis = this.createConnection('main', { commandTimeout: options.commandTimeout ?? 5000 });
+  }
+
+  /** Connects and checks that Redis answers; throws TL_STORE_UNAVAILABLE when it does not. */
+  static async connect(url: string, options: RedisBackendOptions = {}): Promise<RedisBackend> {
+    const backend = new RedisBackend(url, options);
+    try {
+      await backend.redis.ping();
+      await backend.scripts.ensureLoaded(backend.redis);
+    } catch (error) {
+      backend.redis.disconnect();
+      throw new TasklineError('TL_STORE_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`, { cause: error });
+    }
+    return backend;
+  }
+
+  private createConnection(role: string, extra: RedisOptions): Redis {
+    const connection = new Redis(this.url, {
+      lazyConnect: false,
+      connectionName: `taskline:${role}`,
+      maxRetriesPerRequest: role === 'main' ? 2 : null,
+      enableAutoPipelining: role === 'main',
+      retryStrategy: (times) => Math.min(50 * times, 1000),
+      ...this.options.redis,
+      ...extra,
+    });
+    // Errors surface on the commands; the connection reconnects by itself.
+    connection.on('error', () => undefined);
+    return connection;
+  }
+
+  private async call<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new TasklineError('TL_CLOSED', 'the Redis backend is closed');
+    try {
+      return await operation();
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  private commonArgs(queue: string): string[] {
+    return [this.offset, this.keys.events, queue];
+  }
+
+  private scriptCall(name: ScriptCall['name'], queue: string, args: (string | number)[], extraKeys: string[] = []): ScriptCall {
+    const keys = extraKeys.length > 0 ? [...this.keys.queue(queue), ...extraKeys] : this.keys.queue(queue);
+    return { name, keys, args: [...this.commonArgs(queue), ...args] };
+  }
+
+  private runScript(name: ScriptCall['name'], queue: string, args: (string | number)[]): Promise<unknown> {
+    const call = this.scriptCall(name, queue, args);
+    return this.call(() => this.scripts.run(this.redis, call.name, call.keys, call.args));
+  }
+
+  private register(queues: Iterable<string>): void {
+    const fresh = [...queues].filter((q) => !this.registered.has(q));
+    if (fresh.length === 0) return;
+    for (const q of fresh) this.registered.add(q);
+    // Auto-pipelining sends this with the next command; a failure un-registers for a later try.
+    this.redis.sadd(this.keys.queues, ...fresh).catch(() => fresh.forEach((q) => this.registered.delete(q)));
+  }
+
+  async now(): Promise<number> {
+    const [seconds, micros] = await this.call(() => this.redis.time());
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + Number(this.offset);
+  }
+
+  // ── producing ───────────────────────────────────────────────────────────────
+
+  async enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+    if (tasks.length === 0) return [];
+    const byQueue = new Map<string, number[]>();
+    tasks.forEach((task, index) => {
+      const list = byQueue.get(task.queue);
+      if (list) list.push(index);
+      else byQueue.set(task.queue, [index]);
+    });
+    const customIds = tasks.filter((t) => t.id.length !== 36 || t.id[14] !== '7');
+    const crossQueue = customIds.length > 0 ? await this.idsInOtherQueues(customIds) : new Set<string>();
+    this.register(byQueue.keys());
+    const calls: ScriptCall[] = [];
+    const order: number[][] = [];
+    for (const [queue, indexes] of byQueue) {
+      const extraKeys: string[] = [];
+      const args: (string | number)[] = [indexes.length];
+      for (const index of indexes) {
+        const task = tasks[index];
+        let uniqueIndex = 0;
+        if (task.uniqueKey !== null) {
+          extraKeys.push(this.keys.unique(queue, task.uniqueKey));
+          uniqueIndex = this.keys.queue(queue).length + extraKeys.length;
+        }
+        args.push(
+          task.id, encodeRecordFragment(task), task.payload, task.delay ?? -1, task.runAt ?? -1, uniqueIndex, task.uniqueFor ?? 0,
+        );
+      }
+      calls.push(this.scriptCall('enqueue', queue, args, extraKeys));
+      order.push(indexes);
+    }
+    const replies = (await this.call(() => this.scripts.runMany(this.redis, calls))) as string[][];
+    const outcomes: EnqueueOutcome[] = new Array<EnqueueOutcome>(tasks.length);
+    replies.forEach((reply, q) => {
+      order[q].forEach((index, i) => {
+        const task = tasks[index];
+        const status = reply[i];
+        if (crossQueue.has(task.id) && (status === 'queued' || status === 'scheduled')) {
+          // Rare: a custom id also exists in another queue; ids are unique across queues.
+          outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
+          void this.removeDuplicate(task);
+        } else if (status === 'queued' || status === 'scheduled') {
+          outcomes[index] = { ok: true, info: { id: task.id, type: task.type, queue: task.queue, state: status } };
+        } else if (status === 'id') {
+          outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
+        } else {
+          outcomes[index] = { ok: false, id: task.id, reason: 'unique-conflict', holder: status.slice(2) };
+        }
+      });
+    });
+    return outcomes;
+  }
+
+  /** Custom ids that already exist in a queue other than the task's own. */
+  private async idsInOtherQueues(tasks: NewTask[]): Promise<Set<string>> {
+    const queues = await this.call(() => this.redis.smembers(this.keys.queues));
+    const checks: { id: string }[] = [];
+    const pipeline = this.redis.pipeline();
+    for (const task of tasks) {
+      for (const queue of queues) {
+        if (queue === task.queue) continue;
+        pipeline.hexists(this.keys.queueKey(queue, 'meta'), task.id);
+        checks.push({ id: task.id });
+      }
+    }
+    if (checks.length === 0) return new Set();
+    const replies = (await this.call(() => pipeline.exec())) ?? [];
+    return new Set(checks.filter((_, i) => replies[i]?.[1] === 1).map((c) => c.id));
+  }
+
+  private async removeDuplicate(task: NewTask): Promise<void> {
+    await this.runScript('operate', task.queue, ['delete', task.id, 0, 0]).catch(() => undefined);
+  }
+
+  // ── working ─────────────────────────────────────────────────────────────────
+
+  async claim(workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<ClaimResult[]> {
+    if (requests.length === 0) return [];
+    this.register(requests.map((r) => r.queue));
+    const calls = requests.map((r) => this.scriptCall('claim', r.queue, [r.count, workerId, leaseMs, FORWARD_LIMIT]));
+    const replies = (await this.call(() => this.scripts.runMany(this.redis, calls))) as (string | number)[][];
+    return replies.map((reply, i) => {
+      const queue = requests[i].queue;
+      const tasks = [];
+      for (let j = 4; j < reply.length; j += 4) {
+        tasks.push(decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), String(reply[j + 3]), leaseMs));
+      }
+      const nextDue = Number(reply[1]);
+      return { queue, tasks, paused: reply[0] === 1, more: reply[2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now: Number(reply[3]) };
+    });
+  }
+
+  async ack(acks: Ack[]): Promise<AckResult[]> {
+    if (acks.length === 0) return [];
+    const byQueue = new Map<string, number[]>();
+    acks.forEach((ack, index) => {
+      const list = byQueue.get(ack.queue);
+      if (list) list.push(index);
+      else byQueue.set(ack.queue, [index]);
+    });
+    const calls: ScriptCall[] = [];
+    const order: number[][] = [];
+    for (const [queue, indexes] of byQueue) {
+      const args: (string | number)[] = [indexes.length, DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled];
+      for (const index of indexes) {
+        const ack = acks[index];
+        let kind: string = ack.kind;
+        let data = '';
+        let delay = 0;
+        if (ack.kind === 'complete') data = ack.result;
+        else if (ack.kind === 'retry') {
+          kind = ack.consumed ? 'retry' : 'retry-free';
+          data = ack.error;
+          delay = ack.delay;
+        } else if (ack.kind === 'dead' || ack.kind === 'cancelled') data = ack.error;
+        args.push(kind, ack.id, ack.token, data, delay, JSON.stringify(ack.attempt));
+      }
+      calls.push(this.scriptCall('ack', queue, args));
+      order.push(indexes);
+    }
+    const replies = (await this.call(() => this.scripts.runMany(this.redis, calls))) as number[][];
+    const results = new Array<AckResult>(acks.length);
+    replies.forEach((reply, q) => order[q].forEach((index, i) => (results[index] = reply[i] === 1 ? 'ok' : 'stale')));
+    return results;
+  }
+
+  async renewLeases(leases: LeaseRef[], leaseMs: number): Promise<RenewResult> {
+    if (leases.length === 0) return { lost: [], cancelRequested: [] };
+    const byQueue = new Map<string, (string | number)[]>();
+    for (const lease of leases) {
+      let args = byQueue.get(lease.queue);
+      if (!args) byQueue.set(lease.queue, (args = [leaseMs]));
+      args.push(lease.id, lease.token);
+    }
+    const calls = [...byQueue].map(([queue, args]) => this.scriptCall('renew', queue, args));
+    const replies = (await this.call(() => this.scripts.runMany(this.redis, calls))) as [string[], string[]][];
+    return { lost: replies.flatMap((r) => r[0]), cancelRequested: replies.flatMap((r) => r[1]) };
+  }
+
+  async waitForWork(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted || queues.length === 0) return;
+    this.blocking ??= this.createConnection('blocking', {});
+    const blocking = this.blocking;
+    const markers = queues.map((q) => this.keys.queueKey(q, 'marker'));
+    const seconds = Math.max(0.01, timeoutMs / 1000).toFixed(3);
+    let onAbort: (() => void) | undefined;
+    let guard: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        blocking.bzpopmin(...markers, seconds),
+        new Promise<void>((resolve) => {
+          onAbort = resolve;
+          signal.addEventListener('abort', onAbort, { once: true });
+          // Never wait much past the timeout, even if Redis is away and the command hangs.
+          guard = setTimeout(resolve, timeoutMs + 1000);
+        }),
+      ]);
+    } catch {
+      // Redis away: the caller's loop retries after its own pause.
+    } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+      clearTimeout(guard);
+    }
+  }
+
+  async forwardDue(queue: string, limit: number): Promise<number> {
+    return Number(await this.runScript('forward', queue, [limit]));
+  }
+
+  async recoverExpired(queue: string, limit: number): Promise<number> {
+    const backoff = DEFAULT_BACKOFF.type === 'exponential' ? DEFAULT_BACKOFF : { base: 10_000, max: 3_600_000 };
+    const seed = Math.floor(Math.random() * 2 ** 31);
+    return Number(
+      await this.runScript('recover', queue, [limit, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled, backoff.base, backoff.max, seed]),
+    );
+  }
+
+  async cleanup(queue: string, limit: number): Promise<number> {
+    return Number(await this.runScript('cleanup', queue, [limit]));
+  }
+
+  async reportProgress(lease: LeaseRef, update: { logs?: TaskLogLine[]; progress?: unknown }): Promise<AckResult> {
+    const logs = update.logs && update.logs.length > 0 ? JSON.stringify(update.logs) : '';
+    const progress = update.progress === undefined ? '' : JSON.stringify(update.progress);
+    const applied = await this.runScript('progress', lease.queue, [lease.id, lease.token, logs, progress, MAX_LOG_LINES]);
+    return applied === 1 ? 'ok' : 'stale';
+  }
+
+  // ── notifications ───────────────────────────────────────────────────────────
+
+  async subscribe(listener: (event: BackendEvent) => void): Promise<Unsubscribe> {
+    if (!this.subscriber) {
+      const subscriber = this.createConnection('subscriber', {});
+      this.subscriber = subscriber;
+      subscriber.on('message', (_channel: string, message: string) => {
+        const event = parseEvent(message);
+        if (event) for (const l of this.listeners) l(event);
+      });
+      await this.call(() => subscriber.subscribe(this.keys.events));
+    }
+    this.listeners.add(listener);
+    return async () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  // ── workers ─────────────────────────────────────────────────────────────────
+
+  async heartbeat(info: WorkerInfo, ttlMs: number): Promise<void> {
+    const now = await this.now();
+    await this.call(() =>
+      this.redis
+        .multi()
+        .set(this.keys.worker(info.id), JSON.stringify({ ...info, lastHeartbeatAt: now }), 'PX', ttlMs)
+        .zadd(this.keys.workers, now + ttlMs, info.id)
+        .exec(),
+    );
+  }
+
+  async removeWorker(id: string): Promise<void> {
+    await this.call(() => this.redis.multi().del(this.keys.worker(id)).zrem(this.keys.workers, id).exec());
+  }
+
+  async listWorkers(): Promise<WorkerInfo[]> {
+    const now = await this.now();
+    await this.call(() => this.redis.zremrangebyscore(this.keys.workers, '-inf', now));
+    const ids = await this.call(() => this.redis.zrange(this.keys.workers, 0, -1));
+    if (ids.length === 0) return [];
+    const raw = await this.call(() => this.redis.mget(...ids.map((id) => this.keys.worker(id))));
+    return raw.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as WorkerInfo);
+  }
+
+  // ── operating ───────────────────────────────────────────────────────────────
+
+  async pauseQueue(queue: string): Promise<void> {
+    this.register([queue]);
+    await this.call(() => this.redis.set(this.keys.queueKey(queue, 'paused'), '1'));
+  }
+
+  async resumeQueue(queue: string): Promise<void> {
+    await this.call(() =>
+      this.redis.multi().del(this.keys.queueKey(queue, 'paused')).zadd(this.keys.queueKey(queue, 'marker'), 0, '1').exec(),
+    );
+  }
+
+  private async operate(id: string, action: 'run' | 'archive' | 'delete' | 'cancel'): Promise<string> {
+    const queue = await this.findQueue(id);
+    if (queue === null) throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
+    const reply = String(await this.runScript('operate', queue, [action, id, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled]));
+    if (reply === 'missing') throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
+    if (reply.startsWith('invalid:')) throw operationError(action, id, reply.slice(8));
+    return reply;
+  }
+
+  async cancelTask(id: string): Promise<'cancelled' | 'cancel-requested'> {
+    return (await this.operate(id, 'cancel')) === 'requested' ? 'cancel-requested' : 'cancelled';
+  }
+
+  async runTask(id: string): Promise<void> {
+    await this.operate(id, 'run');
+  }
+
+  async archiveTask(id: string): Promise<void> {
+    await this.operate(id, 'archive');
+  }
+
+  async deleteTask(id: string): Promise<void> {
+    await this.operate(id, 'delete');
+  }
+
+  private async operateAll(queue: string, state: BulkState, action: 'run' | 'archive' | 'delete'): Promise<number> {
+    let total = 0;
+    // Each batch is one atomic script; tasks that cannot take the action stay where they are,
+    // so stop when a batch changed nothing.
+    for (;;) {
+      const [done, seen] = (await this.runScript('operate-all', queue, [
+        action, state, BULK_LIMIT, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled,
+      ])) as [number, number];
+      total += done;
+      if (seen < BULK_LIMIT || done === 0) return total;
+    }
+  }
+
+  runAll(queue: string, state: BulkState): Promise<number> {
+    return this.operateAll(queue, state, 'run');
+  }
+
+  archiveAll(queue: string, state: BulkState): Promise<number> {
+    return this.operateAll(queue, state, 'archive');
+  }
+
+  deleteAll(queue: string, state: BulkState): Promise<number> {
+    return this.operateAll(queue, state, 'delete');
+  }
+
+  // ── inspecting ──────────────────────────────────────────────────────────────
+
+  private async queueNames(): Promise<string[]> {
+    return (await this.call(() => this.redis.smembers(this.keys.queues))).sort();
+  }
+
+  private async findQueue(id: string): Promise<string | null> {
+    const queues = await this.queueNames();
+    if (queues.length === 0) return null;
+    const pipeline = this.redis.pipeline();
+    for (const q of queues) pipeline.hexists(this.keys.queueKey(q, 'meta'), id);
+    const replies = (await this.call(() => pipeline.exec())) ?? [];
+    const index = replies.findIndex((r) => r[1] === 1);
+    return index < 0 ? null : queues[index];
+  }
+
+  async listQueues(): Promise<QueueInfo[]> {
+    const names = await this.queueNames();
+    const infos = await Promise.all(names.map((name) => this.getQueue(name)));
+    return infos.filter((info): info is QueueInfo => info !== null);
+  }
+
+  async getQueue(queue: string): Promise<QueueInfo | null> {
+    const known = await this.call(() => this.redis.sismember(this.keys.queues, queue));
+    if (known !== 1) return null;
+    const r = (await this.runScript('queue-info', queue, [])) as number[];
+    const counts = emptyCounts();
+    counts.queued = r[0];
+    counts.scheduled = r[1];
+    counts.running = r[2];
+    counts.retrying = r[3];
+    counts.completed = r[4];
+    counts.dead = r[5];
+    counts.cancelled = r[6];
+    return { name: queue, paused: r[7] === 1, counts, processed: r[8], failed: r[9], latency: r[10] < 0 ? 0 : Math.max(0, r[11] - r[10]) };
+  }
+
+  async listTasks(queue: string, state: TaskState, page: { limit?: number; cursor?: string } = {}): Promise<TaskPage> {
+    const limit = Math.max(1, Math.min(page.limit ?? 50, 1000));
+    const offset = page.cursor ? Number.parseInt(page.cursor, 10) || 0 : 0;
+    const keyName = state === 'cancelled' ? 'cancelled' : state;
+    const key = this.keys.queueKey(queue, keyName);
+    let ids: string[];
+    if (state === 'queued') {
+      // Oldest first: the oldest task is at the right end of the list.
+      ids = (await this.call(() => this.redis.lrange(key, -(offset + limit), -(offset + 1)))).reverse();
+    } else if (state === 'completed' || state === 'dead' || state === 'cancelled') {
+      ids = await this.call(() => this.redis.zrevrange(key, offset, offset + limit - 1));
+    } else {
+      ids = await this.call(() => this.redis.zrange(key, offset, offset + limit - 1));
+    }
+    const tasks = await this.loadRecords(queue, ids);
+    return { tasks, nextCursor: ids.length < limit ? null : String(offset + ids.length) };
+  }
+
+  private async loadRecords(queue: string, ids: string[]): Promise<TaskRecord[]> {
+    if (ids.length === 0) return [];
+    const k = (name: 'meta' | 'payload' | 'result' | 'attempts' | 'logs') => this.keys.queueKey(queue, name);
+    const replies =
+      (await this.call(() =>
+        this.redis
+          .pipeline()
+          .hmget(k('meta'), ...ids)
+          .hmget(k('payload'), ...ids)
+          .hmget(k('result'), ...ids)
+          .hmget(k('attempts'), ...ids)
+          .hmget(k('logs'), ...ids)
+          .exec(),
+      )) ?? [];
+    const [metas, payloads, results, attempts, logs] = replies.map((r) => r[1] as (string | null)[]);
+    const records: TaskRecord[] = [];
+    ids.forEach((id, i) => {
+      const meta = metas[i];
+      if (meta) records.push(decodeRecord(queue, id, meta, { payload: payloads[i], result: results[i], attempts: attempts[i], logs: logs[i] }));
+    });
+    return records;
+  }
+
+  async getTask(id: string): Promise<TaskRecord | null> {
+    const queue = await this.findQueue(id);
+    if (queue === null) return null;
+    const [record] = await this.loadRecords(queue, [id]);
+    return record ?? null;
+  }
+
+  async dailyStats(queue: string, days: number): Promise<DailyStat[]> {
+    const today = Math.floor((await this.now()) / 86_400_000);
+    const dayNumbers = Array.from({ length: days }, (_, i) => today - days + 1 + i);
+    const fields = dayNumbers.flatMap((d) => [`pd:${d}`, `fd:${d}`]);
+    const values = await this.call(() => this.redis.hmget(this.keys.queueKey(queue, 'stats'), ...fields));
+    return dayNumbers.map((d, i) => ({ day: dayString(d), processed: Number(values[2 * i] ?? 0), failed: Number(values[2 * i + 1] ?? 0) }));
+  }
+
+  async minuteStats(queue: string, minutes: number): Promise<MinuteStat[]> {
+    const current = Math.floor((await this.now()) / 60_000);
+    const numbers = Array.from({ length: minutes }, (_, i) => current - minutes + 1 + i);
+    const fields = numbers.flatMap((m) => [`pm:${m}`, `fm:${m}`]);
+    const values = await this.call(() => this.redis.hmget(this.keys.queueKey(queue, 'stats'), ...fields));
+    return numbers.map((m, i) => ({ at: m * 60_000, processed: Number(values[2 * i] ?? 0), failed: Number(values[2 * i + 1] ?? 0) }));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    const connections = [this.redis, this.blocking, this.subscriber].filter((c): c is Redis => c !== null);
+    await Promise.all(
+      connections.map(async (c) => {
+        if (c === this.redis && c.status === 'ready') await c.quit().catch(() => c.disconnect());
+        else c.disconnect();
+      }),
+    );
+  }
+}
+
+function parseEvent(message: string): BackendEvent | null {
+  const parts = message.split('\t');
+  if (parts[0] === 'f' && parts.length === 4) {
+    return { kind: 'finished', queue: parts[1], id: parts[2], state: parts[3] as 'completed' | 'dead' | 'cancelled' };
+  }
+  if (parts[0] === 'c' && parts.length === 3) return { kind: 'cancel-requested', queue: parts[1], id: parts[2] };
+  return null;
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^@/]*)@/, '//***@');
+}
+
+function storeError(error: unknown): TasklineError {
+  if (error instanceof TasklineError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const unavailable =
+    /Command timed out|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|MaxRetriesPerRequest|Stream isn't writeable|enableOfflineQueue|EPIPE|LOADING/i.test(message);
+  return new TasklineError(unavailable ? 'TL_STORE_UNAVAILABLE' : 'TL_STORE_ERROR', `Redis: ${message}`, { cause: error });
+}

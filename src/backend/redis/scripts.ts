@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/** The Lua scripts, one per state transition (lua/*.lua), each with the shared prelude. */
+export const SCRIPT_NAMES = [
+  'enqueue', 'claim', 'ack', 'renew', 'recover', 'forward', 'cleanup', 'operate', 'operate-all', 'progress', 'queue-info',
+] as const;
+export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+interface LoadedScript {
+  source: string;
+  sha: string;
+}
+
+function loadScripts(): Map<ScriptName, LoadedScript> {
+  const dir = new URL('./lua/', import.meta.url);
+  const prelude = readFileSync(new URL('_lib.lua', dir), 'utf8');
+  const scripts = new Map<ScriptName, LoadedScript>();
+  for (const name of SCRIPT_NAMES) {
+    const source = `${prelude}\n-- ${name}.lua\n${readFileSync(new URL(`${name}.lua`, dir), 'utf8')}`;
+    scripts.set(name, { source, sha: createHash('sha1').update(source).digest('hex') });
+  }
+  return scripts;
+}
+
+const SCRIPTS = loadScripts();
+
+export interface ScriptCall {
+  name: ScriptName;
+  keys: string[];
+  args: (string | number)[];
+}
+
+/**
+ * Runs scripts by EVALSHA, loading them on first use (and again after a Redis restart that
+ * forgot them: NOSCRIPT falls back to EVAL, which caches the script again).
+ */
+export class ScriptRunner {
+  run(target: Redis, name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
+    const script = SCRIPTS.get(name)!;
+    return target.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
+      if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
+        return target.eval(script.source, keys.length, ...keys, ...args);
+      }
+      throw error;
+    });
+  }
+
+  /**
+   * Runs several script calls in one round trip (a pipeline). A call that failed with NOSCRIPT
+   * did not run, so it is safely run again on its own.
+   */
+  async runMany(redis: Redis, calls: ScriptCall[]): Promise<unknown[]> {
+    if (calls.length === 1) return [await this.run(redis, calls[0].name, calls[0].keys, calls[0].args)];
+    const pipeline = redis.pipeline();
+    for (const call of calls) {
+      const script = SCRIPTS.get(call.name)!;
+      pipeline.evalsha(script.sha, call.keys.length, ...call.keys, ...call.args);
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const results: unknown[] = [];
+    for (let i = 0; i < calls.length; i++) {
+      const [error, value] = replies[i] ?? [new Error('no reply'), null];
+      if (error) {
+        if (!error.message.startsWith('NOSCRIPT')) throw error;
+        results.push(await this.run(redis, calls[i].name, calls[i].keys, calls[i].args));
+      } else {
+        results.push(value);
+      }
+    }
+    return results;
+  }
+
+  async ensureLoaded(redis: Redis): Promise<void> {
+    const shas = [...SCRIPTS.values()].map((s) => s.sha);
+    const exists = (await redis.script('EXISTS', ...shas)) as number[];
+    const missing = [...SCRIPTS.values()].filter((_, i) => exists[i] !== 1);
+    for (const script of missing) await redis.script('LOAD', script.source);
+  }
+}

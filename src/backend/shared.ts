@@ -1,0 +1,31 @@
+/** Small pieces every backend shares. */
+import { TasklineError } from '../core/errors.js';
+import { TASK_STATES, type TaskState } from '../core/task.js';
+
+/** Due scheduled/retrying tasks moved to queued per claim call, at most. */
+export const FORWARD_LIMIT = 1000;
+/** Log lines kept per task (the oldest are dropped). */
+export const MAX_LOG_LINES = 200;
+
+export function emptyCounts(): Record<TaskState, number> {
+  return Object.fromEntries(TASK_STATES.map((s) => [s, 0])) as Record<TaskState, number>;
+}
+
+/** A UTC day number (days since the epoch) as YYYY-MM-DD. */
+export function dayString(dayNumber: number): string {
+  return new Date(dayNumber * 86_400_000).toISOString().slice(0, 10);
+}
+
+const ACCEPTED_FROM: Record<string, string> = {
+  run: 'dead, scheduled, retrying or cancelled',
+  archive: 'queued, scheduled or retrying',
+  delete: 'any state but running',
+  cancel: 'queued, scheduled, retrying or running',
+};
+
+export function operationError(action: string, id: string, state: string): TasklineError {
+  return new TasklineError(
+    'TL_INVALID_STATE',
+    `cannot ${action} task ${id}: it is ${state}; ${action} works on a task that is ${ACCEPTED_FROM[action] ?? 'in another state'}`,
+  );
+}

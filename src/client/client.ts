@@ -1,0 +1,201 @@
+import type { Backend, BackendEvent, EnqueueOutcome, Unsubscribe } from '../backend/contract.js';
+import { TaskFailedError, TasklineError } from '../core/errors.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, normalizeEnqueue, validateTaskId, type EnqueueOptions, type InternalEnqueueOptions } from '../core/options.js';
+import { type NewTask, type TaskInfo, type TaskRecord } from '../core/task.js';
+import { isTaskDefinition, validatePayload, type TaskDefinition } from './define-task.js';
+
+export interface ClientOptions {
+  /** Largest accepted payload, in bytes of JSON. Default 1 MiB. */
+  maxPayloadBytes?: number;
+  /** Options applied to every enqueue (per-call options win). Default: none. */
+  defaults?: EnqueueOptions;
+}
+
+export interface EnqueueItem {
+  type: string | TaskDefinition<any, any>;
+  payload?: unknown;
+  options?: EnqueueOptions;
+}
+
+export interface WaitOptions {
+  /** ms to wait before rejecting with TL_TIMEOUT. Default 60 000. */
+  timeout?: number;
+}
+
+/** How often `waitFor` re-reads the task in case a notification was lost (e.g. a reconnect). */
+const WAIT_SAFETY_CHECK_MS = 5_000;
+
+/** Produces tasks and follows them. Needs no worker to be running. */
+export class Client {
+  private readonly maxPayloadBytes: number;
+  private readonly defaults: EnqueueOptions;
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private subscription: Promise<Unsubscribe> | null = null;
+
+  constructor(readonly backend: Backend, options: ClientOptions = {}) {
+    this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.defaults = options.defaults ?? {};
+  }
+
+  /** Validates and stores one task. Bad input throws and stores nothing. */
+  async enqueue<P>(type: string | TaskDefinition<P, any>, payload?: P, options?: EnqueueOptions): Promise<TaskInfo> {
+    const [outcome] = await this.store([this.prepare(type, payload, options)]);
+    if (!outcome.ok) throw conflictError(outcome);
+    return outcome.info;
+  }
+
+  /**
+   * Stores many tasks in one round trip per queue. Every item is validated first; if any is
+   * invalid nothing is stored. Tasks rejected as duplicates make the call throw
+   * TL_TASK_CONFLICT after the others were stored (the error's `details` lists each outcome).
+   */
+  async enqueueMany(items: EnqueueItem[]): Promise<TaskInfo[]> {
+    if (!Array.isArray(items)) throw new TasklineError('TL_INVALID_ARGUMENT', 'enqueueMany takes an array of { type, payload, options }');
+    const tasks = items.map((item, index) => {
+      try {
+        return this.prepare(item.type, item.payload, item.options);
+      } catch (error) {
+        if (error instanceof TasklineError) throw new TasklineError(error.code, `item ${index}: ${error.message}`, { cause: error });
+        throw error;
+      }
+    });
+    const ids = new Set<string>();
+    for (const task of tasks) {
+      if (ids.has(task.id)) throw new TasklineError('TL_TASK_CONFLICT', `id ${task.id} appears twice in one enqueueMany batch`);
+      ids.add(task.id);
+    }
+    const outcomes = await this.store(tasks);
+    const rejected = outcomes.filter((o) => !o.ok);
+    if (rejected.length > 0) {
+      const first = rejected[0] as Extract<EnqueueOutcome, { ok: false }>;
+      throw new TasklineError(
+        'TL_TASK_CONFLICT',
+        `${rejected.length} of ${tasks.length} tasks were rejected (first: ${conflictError(first).message}); the other ${tasks.length - rejected.length} were enqueued`,
+        { details: outcomes },
+      );
+    }
+    return outcomes.map((o) => (o as Extract<EnqueueOutcome, { ok: true }>).info);
+  }
+
+  /** @internal Enqueue with links (used by the scheduler and workflows). */
+  async enqueueInternal(type: string, payload: unknown, options: InternalEnqueueOptions): Promise<EnqueueOutcome> {
+    const [outcome] = await this.store([normalizeEnqueue(type, payload, options, this.normalizeContext())]);
+    return outcome;
+  }
+
+  private normalizeContext() {
+    return { maxPayloadBytes: this.maxPayloadBytes, defaults: this.defaults };
+  }
+
+  private prepare(type: string | TaskDefinition<any, any>, payload: unknown, options: EnqueueOptions | undefined): NewTask {
+    if (isTaskDefinition(type)) {
+      const parsed = validatePayload(type, payload);
+      return normalizeEnqueue(type.type, parsed, { ...type.defaults, ...options }, this.normalizeContext());
+    }
+    return normalizeEnqueue(type, payload, options, this.normalizeContext());
+  }
+
+  private async store(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+    return this.backend.enqueue(tasks);
+  }
+
+  getTask(id: string): Promise<TaskRecord | null> {
+    return this.backend.getTask(validateTaskId(id));
+  }
+
+  /** Cancels a task: at once if it is waiting; a running one gets its signal aborted. */
+  cancel(id: string): Promise<'cancelled' | 'cancel-requested'> {
+    return this.backend.cancelTask(validateTaskId(id));
+  }
+
+  /**
+   * Resolves with the task's result when it completes; rejects with TaskFailedError when it dies
+   * or is cancelled, TL_TASK_NOT_FOUND when there is no such task, TL_TIMEOUT after `timeout`.
+   * Driven by the store's notifications.
+   */
+  async waitFor<R = unknown>(id: string, options: WaitOptions = {}): Promise<R> {
+    validateTaskId(id);
+    const timeout = options.timeout ?? 60_000;
+    await this.ensureSubscribed();
+    return new Promise<R>((resolve, reject) => {
+      let done = false;
+      let checking = false;
+      let recheck = false;
+      let lastError: unknown = null;
+      const finish = (fn: () => void) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        clearInterval(safety);
+        this.removeWaiter(id, check);
+        fn();
+      };
+      const check = () => {
+        if (checking) {
+          recheck = true;
+          return;
+        }
+        checking = true;
+        this.backend
+          .getTask(id)
+          .then((task) => {
+            checking = false;
+            if (task === null) return finish(() => reject(new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`)));
+            if (task.state === 'completed') return finish(() => resolve(task.result as R));
+            if (task.state === 'dead' || task.state === 'cancelled') return finish(() => reject(new TaskFailedError(id, task.state as 'dead' | 'cancelled', task.lastError)));
+            if (recheck) {
+              recheck = false;
+              check();
+            }
+          })
+          .catch((error: unknown) => {
+            // A store error (e.g. Redis restarting): the safety check tries again; the timeout
+            // reports it if it persists.
+            checking = false;
+            lastError = error;
+          });
+      };
+      const timer = setTimeout(() => finish(() => reject(new TasklineError('TL_TIMEOUT', `task ${id} did not finish within ${timeout} ms`, lastError ? { cause: lastError } : {}))), timeout);
+      const safety = setInterval(check, WAIT_SAFETY_CHECK_MS);
+      this.addWaiter(id, check);
+      check();
+    });
+  }
+
+  private async ensureSubscribed(): Promise<void> {
+    this.subscription ??= this.backend.subscribe((event: BackendEvent) => {
+      if (event.kind === 'finished') this.waiters.get(event.id)?.forEach((check) => check());
+    });
+    try {
+      await this.subscription;
+    } catch (error) {
+      this.subscription = null;
+      throw error;
+    }
+  }
+
+  private addWaiter(id: string, check: () => void): void {
+    let set = this.waiters.get(id);
+    if (!set) this.waiters.set(id, (set = new Set()));
+    set.add(check);
+  }
+
+  private removeWaiter(id: string, check: () => void): void {
+    const set = this.waiters.get(id);
+    set?.delete(check);
+    if (set?.size === 0) this.waiters.delete(id);
+  }
+
+  /** Stops listening for notifications. The backend stays open (close it yourself). */
+  async close(): Promise<void> {
+    const subscription = this.subscription;
+    this.subscription = null;
+    if (subscription) await (await subscription)();
+  }
+}
+
+function conflictError(outcome: Extract<EnqueueOutcome, { ok: false }>): TasklineError {
+  return outcome.reason === 'id-conflict'
+    ? new TasklineError('TL_TASK_CONFLICT', `a task with id ${JSON.stringify(outcome.id)} already exists`)
+    : new TasklineError('TL_TASK_CONFLICT', `a unique task of this type and payload (or unique key) is already pending: task ${outcome.holder ?? '?'}`);
+}

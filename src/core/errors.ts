@@ -1,0 +1,74 @@
+/**
+ * Errors. Two kinds (STYLE §8):
+ * - flow errors a handler throws to steer retries: PermanentError (alias SkipRetry), RetryableError;
+ * - system errors with a stable code, all defined here: TasklineError.
+ */
+
+export const ERROR_CODES = {
+  TL_INVALID_ARGUMENT: 'a value given to Taskline is not accepted',
+  TL_INVALID_OPTION: 'an unknown option or an option with a wrong value',
+  TL_PAYLOAD_TOO_LARGE: 'the payload is larger than the configured maximum',
+  TL_PAYLOAD_NOT_JSON: 'the payload cannot be serialised as JSON',
+  TL_VALIDATION_FAILED: 'the payload does not match the task schema',
+  TL_TASK_CONFLICT: 'a task with this id, or this unique key, already exists',
+  TL_TASK_NOT_FOUND: 'no task with this id',
+  TL_INVALID_STATE: 'the operation is not possible in the task’s current state',
+  TL_STORE_UNAVAILABLE: 'the store cannot be reached',
+  TL_STORE_ERROR: 'the store answered with an error',
+  TL_TIMEOUT: 'an operation did not finish in time',
+  TL_TASK_FAILED: 'the task died or was cancelled',
+  TL_INVALID_CONFIG: 'a configuration setting is not accepted',
+  TL_CLOSED: 'the backend or worker was closed',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class TasklineError extends Error {
+  override readonly name = 'TasklineError';
+  readonly code: ErrorCode;
+  readonly details: unknown;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.details = options.details;
+  }
+}
+
+export function isTasklineError(error: unknown, code?: ErrorCode): error is TasklineError {
+  return error instanceof TasklineError && (code === undefined || error.code === code);
+}
+
+/** Thrown by a handler: the task goes to the dead letter now, without further retries. */
+export class PermanentError extends Error {
+  override name = 'PermanentError';
+}
+
+/** Alias of PermanentError (asynq's name). */
+export const SkipRetry = PermanentError;
+
+/** Thrown by a handler: retry after exactly `retryIn` ms (e.g. an HTTP 429's Retry-After). */
+export class RetryableError extends Error {
+  override name = 'RetryableError';
+  readonly retryIn: number | undefined;
+
+  constructor(message: string, options: { retryIn?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    if (options.retryIn !== undefined && !(Number.isFinite(options.retryIn) && options.retryIn >= 0)) {
+      throw new TasklineError('TL_INVALID_ARGUMENT', `RetryableError: retryIn must be a number of ms >= 0, got ${String(options.retryIn)}`);
+    }
+    this.retryIn = options.retryIn;
+  }
+}
+
+/** The error `waitFor` rejects with when the task dies or is cancelled. */
+export class TaskFailedError extends TasklineError {
+  readonly taskId: string;
+  readonly state: 'dead' | 'cancelled';
+
+  constructor(taskId: string, state: 'dead' | 'cancelled', lastError: string | null) {
+    super('TL_TASK_FAILED', `task ${taskId} is ${state}${lastError ? `: ${lastError}` : ''}`);
+    this.taskId = taskId;
+    this.state = state;
+  }
+}

@@ -1,0 +1,224 @@
+import { createHash } from 'node:crypto';
+import { TasklineError } from './errors.js';
+import { uuidv7 } from './ids.js';
+import { validateBackoffSpec } from './backoff.js';
+import type { BackoffSpec, NewTask, TaskLinks } from './task.js';
+
+/** Options of one enqueue (DESIGN §2). Each default is given in its comment. */
+export interface EnqueueOptions {
+  /** Queue name: letters, digits and `_ . : -`, up to 100 characters. Default `default`. */
+  queue?: string;
+  /** A custom id; enqueueing an id that exists in any state is a conflict. Default: a UUIDv7. */
+  id?: string;
+  /** Retries after the first attempt. Default 3. */
+  maxRetries?: number;
+  /** ms one attempt may run before it is aborted and counted as failed. Default 30 min. */
+  timeout?: number;
+  /** Absolute time (epoch ms or Date) after which no attempt may run. Default: none. */
+  deadline?: number | Date;
+  /** Run after this many ms (the task is `scheduled` until then). Default: run now. */
+  delay?: number;
+  /** Run at this time (epoch ms or Date). Default: run now. */
+  runAt?: number | Date;
+  /** Reject another task with the same type + queue + payload (or `uniqueKey`) for this many ms while this one is unfinished. Default: no uniqueness. */
+  uniqueFor?: number;
+  /** The key uniqueness is judged by, instead of the payload. Needs `uniqueFor`. */
+  uniqueKey?: string;
+  /** ms to keep the task after it finishes. Default: 24 h when completed, 30 d when dead or cancelled. */
+  retention?: number;
+  /** Backoff between attempts. Default exponential, base 10 s, max 1 h, 25 % jitter. */
+  backoff?: BackoffSpec;
+  /** String headers carried to the handler (e.g. trace context). Default: none. */
+  headers?: Record<string, string>;
+}
+
+/** Internal: links set by the scheduler and workflows, not by users. */
+export interface InternalEnqueueOptions extends EnqueueOptions {
+  links?: TaskLinks;
+}
+
+const KNOWN_OPTIONS = new Set([
+  'queue', 'id', 'maxRetries', 'timeout', 'deadline', 'delay', 'runAt', 'uniqueFor', 'uniqueKey',
+  'retention', 'backoff', 'headers', 'links',
+]);
+
+export const DEFAULT_QUEUE = 'default';
+export const DEFAULT_MAX_RETRIES = 3;
+export const DEFAULT_TIMEOUT_MS = 30 * 60_000;
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
+const TASK_ID = /^[A-Za-z0-9_.:@/+=-]{1,200}$/;
+// Types are free text within reason: no control characters, 1–200 characters.
+// eslint-disable-next-line no-control-regex
+const TASK_TYPE = /^[^\u0000-\u001f\u007f]{1,200}$/;
+
+export function validateQueueName(queue: unknown, where = 'queue'): string {
+  if (typeof queue !== 'string' || !QUEUE_NAME.test(queue)) {
+    throw new TasklineError(
+      'TL_INVALID_ARGUMENT',
+      `invalid ${where} ${JSON.stringify(queue)}: a queue name is 1–100 characters of letters, digits and _ . : - starting with a letter or digit`,
+    );
+  }
+  return queue;
+}
+
+export function validateTaskId(id: unknown): string {
+  if (typeof id !== 'string' || !TASK_ID.test(id)) {
+    throw new TasklineError(
+      'TL_INVALID_ARGUMENT',
+      `invalid task id ${JSON.stringify(id)}: an id is 1–200 characters of letters, digits and _ . : @ / + = -`,
+    );
+  }
+  return id;
+}
+
+export function validateTaskType(type: unknown): string {
+  if (typeof type !== 'string' || !TASK_TYPE.test(type)) {
+    throw new TasklineError(
+      'TL_INVALID_ARGUMENT',
+      `invalid task type ${JSON.stringify(type)}: a type is a string of 1–200 characters without control characters`,
+    );
+  }
+  return type;
+}
+
+function nonNegativeInt(name: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
+    throw new TasklineError('TL_INVALID_OPTION', `option ${name} must be a whole number >= 0 and <= ${max}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function positiveInt(name: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
+  const n = nonNegativeInt(name, value, max);
+  if (n === 0) throw new TasklineError('TL_INVALID_OPTION', `option ${name} must be > 0, got 0`);
+  return n;
+}
+
+function instant(name: string, value: unknown): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    throw new TasklineError('TL_INVALID_OPTION', `option ${name} must be a Date or epoch milliseconds, got ${JSON.stringify(value)}`);
+  }
+  return Math.round(ms);
+}
+
+/**
+ * Serialises a payload as JSON, rejecting values that JSON would silently change or drop
+ * (functions, symbols, bigint, NaN/Infinity, cycles) so the handler sees what the caller sent.
+ */
+export function serializePayload(payload: unknown, maxBytes: number): string {
+  let problem: string | null = null;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(payload === undefined ? null : payload, function (key, value: unknown) {
+      const kind = typeof value;
+      if (kind === 'function' || kind === 'symbol' || kind === 'bigint') {
+        problem ??= `${kind} at ${key === '' ? 'the top level' : JSON.stringify(key)}`;
+      } else if (kind === 'number' && !Number.isFinite(value)) {
+        problem ??= `${String(value)} at ${JSON.stringify(key)}`;
+      }
+      return kind === 'bigint' ? null : value;
+    });
+  } catch (error) {
+    throw new TasklineError('TL_PAYLOAD_NOT_JSON', `payload is not JSON-serialisable: ${(error as Error).message}`, { cause: error });
+  }
+  if (problem !== null || json === undefined) {
+    throw new TasklineError('TL_PAYLOAD_NOT_JSON', `payload is not JSON-serialisable: ${problem ?? 'undefined'} (payloads are JSON: objects, arrays, strings, finite numbers, booleans, null)`);
+  }
+  const bytes = json.length * 3 > maxBytes ? Buffer.byteLength(json) : json.length;
+  if (bytes > maxBytes) {
+    throw new TasklineError('TL_PAYLOAD_TOO_LARGE', `payload is ${Buffer.byteLength(json)} bytes; the maximum is ${maxBytes} bytes`);
+  }
+  return json;
+}
+
+/** JSON with object keys sorted, so equal payloads hash equally. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    return `{${keys
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export interface NormalizeContext {
+  maxPayloadBytes: number;
+  defaults: EnqueueOptions;
+}
+
+/** Validates one enqueue and returns the task to store. Throws TasklineError; stores nothing. */
+export function normalizeEnqueue(type: unknown, payload: unknown, options: InternalEnqueueOptions | undefined, context: NormalizeContext): NewTask {
+  if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
+    throw new TasklineError('TL_INVALID_OPTION', `enqueue options must be an object, got ${JSON.stringify(options)}`);
+  }
+  const merged: InternalEnqueueOptions = { ...context.defaults, ...options };
+  for (const key of Object.keys(merged)) {
+    if (!KNOWN_OPTIONS.has(key)) {
+      throw new TasklineError(
+        'TL_INVALID_OPTION',
+        `unknown enqueue option ${JSON.stringify(key)}; accepted: ${[...KNOWN_OPTIONS].filter((k) => k !== 'links').join(', ')}`,
+      );
+    }
+  }
+  const taskType = validateTaskType(type);
+  const queue = validateQueueName(merged.queue ?? DEFAULT_QUEUE);
+  const id = merged.id === undefined ? uuidv7() : validateTaskId(merged.id);
+  const json = serializePayload(payload, context.maxPayloadBytes);
+  const maxRetries = merged.maxRetries === undefined ? DEFAULT_MAX_RETRIES : nonNegativeInt('maxRetries', merged.maxRetries, 1000);
+  const timeout = merged.timeout === undefined ? DEFAULT_TIMEOUT_MS : positiveInt('timeout', merged.timeout, MAX_TIMEOUT_MS);
+  const deadline = merged.deadline === undefined ? null : instant('deadline', merged.deadline);
+  const delay = merged.delay === undefined ? null : nonNegativeInt('delay', merged.delay);
+  const runAt = merged.runAt === undefined ? null : instant('runAt', merged.runAt);
+  if (delay !== null && runAt !== null) {
+    throw new TasklineError('TL_INVALID_OPTION', 'options delay and runAt cannot both be given; use one');
+  }
+  const uniqueFor = merged.uniqueFor === undefined ? null : positiveInt('uniqueFor', merged.uniqueFor);
+  if (merged.uniqueKey !== undefined && uniqueFor === null) {
+    throw new TasklineError('TL_INVALID_OPTION', 'option uniqueKey needs uniqueFor (the ms the key is held)');
+  }
+  if (merged.uniqueKey !== undefined && (typeof merged.uniqueKey !== 'string' || merged.uniqueKey.length === 0 || merged.uniqueKey.length > 500)) {
+    throw new TasklineError('TL_INVALID_OPTION', `option uniqueKey must be a string of 1–500 characters, got ${JSON.stringify(merged.uniqueKey)}`);
+  }
+  const uniqueKey =
+    uniqueFor === null
+      ? null
+      : createHash('sha1')
+          .update(merged.uniqueKey !== undefined ? `k\u0000${taskType}\u0000${merged.uniqueKey}` : `p\u0000${taskType}\u0000${canonicalJson(JSON.parse(json))}`)
+          .digest('hex');
+  const retention = merged.retention === undefined ? null : nonNegativeInt('retention', merged.retention);
+  const backoff = merged.backoff === undefined ? null : validateBackoffSpec(merged.backoff, 'enqueue option');
+  let headers: Record<string, string> | null = null;
+  if (merged.headers !== undefined) {
+    if (typeof merged.headers !== 'object' || merged.headers === null || Array.isArray(merged.headers)) {
+      throw new TasklineError('TL_INVALID_OPTION', 'option headers must be an object of string values');
+    }
+    for (const [k, v] of Object.entries(merged.headers)) {
+      if (typeof v !== 'string') throw new TasklineError('TL_INVALID_OPTION', `option headers.${k} must be a string, got ${typeof v}`);
+    }
+    headers = Object.keys(merged.headers).length > 0 ? { ...merged.headers } : null;
+  }
+  return {
+    id,
+    type: taskType,
+    payload: json,
+    queue,
+    maxRetries,
+    timeout,
+    deadline,
+    delay,
+    runAt,
+    uniqueKey,
+    uniqueFor,
+    retention,
+    backoff,
+    headers,
+    links: merged.links ?? null,
+  };
+}

@@ -1,0 +1,2 @@
+/** The package version, reported in worker heartbeats. */
+export const VERSION = '0.1.0';

@@ -1,0 +1,171 @@
+/**
+ * Runs one attempt of a claimed task — validation, middleware, handler, timeout — and turns
+ * what happened into the ack to write (DESIGN §4).
+ */
+import type { Ack } from '../backend/contract.js';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffOption } from '../core/backoff.js';
+import { PermanentError, RetryableError, TasklineError } from '../core/errors.js';
+import type { AttemptRecord } from '../core/task.js';
+import { validatePayload } from '../client/define-task.js';
+import type { Execution, TaskContext } from './context.js';
+import type { HandlerRegistry } from './handlers.js';
+
+export type Middleware = (ctx: TaskContext, next: () => Promise<unknown>) => Promise<unknown>;
+
+export interface AttemptPolicy {
+  registry: HandlerRegistry;
+  middleware: Middleware[];
+  backoff: BackoffOption | undefined;
+  isFailure: ((error: unknown) => boolean) | undefined;
+  workerId: string;
+}
+
+/** The outcome of an attempt as the worker's events report it. */
+export interface AttemptOutcome {
+  ack: Ack | null;
+  result?: unknown;
+  error?: unknown;
+}
+
+const STACK_LINES = 6;
+
+/** Runs the attempt; never throws. `ack: null` means the lease was lost: nothing may be written. */
+export async function runAttempt(execution: Execution, ctx: TaskContext, policy: AttemptPolicy): Promise<AttemptOutcome> {
+  const { task } = execution;
+  try {
+    if (task.deadline !== null && task.deadline <= task.startedAt) {
+      throw new PermanentError('deadline exceeded');
+    }
+    const registration = policy.registry.find(task.type);
+    if (!registration) throw new Error(`no handler registered for task type ${JSON.stringify(task.type)}`);
+    if (registration.definition?.schema) {
+      try {
+        ctx.payload = validatePayload(registration.definition, ctx.payload);
+      } catch (error) {
+        throw new PermanentError((error as Error).message);
+      }
+    }
+    const run = compose(policy.middleware, registration.handler);
+    const result = await untilDoneOrAborted(run(ctx), execution);
+    let serialized: string;
+    try {
+      serialized = result === undefined ? '' : JSON.stringify(result);
+    } catch (error) {
+      throw new PermanentError(`the handler's result is not JSON-serialisable: ${(error as Error).message}`);
+    }
+    return { ack: { kind: 'complete', ...base(execution, 'completed', null, policy.workerId), result: serialized ?? '' }, result };
+  } catch (error) {
+    return { ack: failureAck(execution, error, policy), error };
+  }
+}
+
+function compose(middleware: Middleware[], handler: (payload: any, ctx: TaskContext) => unknown): (ctx: TaskContext) => Promise<unknown> {
+  return (ctx) => {
+    const dispatch = (index: number): Promise<unknown> => {
+      if (index === middleware.length) return Promise.resolve().then(() => handler(ctx.payload, ctx));
+      let called = false;
+      return Promise.resolve().then(() =>
+        middleware[index](ctx, () => {
+          if (called) return Promise.reject(new Error('middleware called next() twice'));
+          called = true;
+          return dispatch(index + 1);
+        }),
+      );
+    };
+    return dispatch(0);
+  };
+}
+
+/**
+ * Waits for the handler; a timeout, deadline, lost lease or shutdown ends the wait at once (the
+ * handler was told through its signal). A cancel waits for the handler to honour it.
+ */
+function untilDoneOrAborted(promise: Promise<unknown>, execution: Execution): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const signal = execution.signal;
+    const onAbort = () => {
+      if (execution.abortReason !== 'cancelled') reject(signal.reason);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+function stackHead(error: unknown): string | null {
+  if (!(error instanceof Error) || !error.stack) return null;
+  return error.stack.split('\n').slice(0, STACK_LINES).join('\n');
+}
+
+function base(execution: Execution, outcome: AttemptRecord['outcome'], error: unknown, workerId: string) {
+  const { task } = execution;
+  const record: AttemptRecord = {
+    attempt: task.attempt,
+    startedAt: task.startedAt,
+    finishedAt: task.startedAt + (Date.now() - execution.localStart),
+    outcome,
+    error: error === null ? null : errorText(error),
+    stack: error === null ? null : stackHead(error),
+    workerId,
+  };
+  return { id: task.id, queue: task.queue, token: task.token, attempt: record };
+}
+
+function failureAck(execution: Execution, error: unknown, policy: AttemptPolicy): Ack | null {
+  const { task } = execution;
+  switch (execution.abortReason) {
+    case 'lease-lost':
+      return null;
+    case 'shutdown':
+      return { kind: 'requeue', ...base(execution, 'interrupted', 'worker shut down', policy.workerId) };
+    case 'cancelled':
+      return { kind: 'cancelled', ...base(execution, 'cancelled', 'cancelled by operator', policy.workerId), error: 'cancelled by operator' };
+    case 'deadline':
+      return { kind: 'dead', ...base(execution, 'failed', 'deadline exceeded', policy.workerId), error: 'deadline exceeded' };
+    default:
+      break;
+  }
+  const message = execution.abortReason === 'timeout' ? `timeout after ${task.timeout} ms` : errorText(error);
+  const failed = base(execution, 'failed', execution.abortReason === 'timeout' ? message : error, policy.workerId);
+  if (error instanceof PermanentError || (error instanceof TasklineError && error.code === 'TL_VALIDATION_FAILED')) {
+    return { kind: 'dead', ...failed, error: message };
+  }
+  const consumed = execution.abortReason === 'timeout' || policy.isFailure === undefined || safeIsFailure(policy.isFailure, error);
+  if (consumed && task.attempt > task.maxRetries) return { kind: 'dead', ...failed, error: message };
+  const delay = error instanceof RetryableError && error.retryIn !== undefined ? error.retryIn : retryDelay(execution, error, policy);
+  return { kind: 'retry', ...failed, error: message, delay, consumed };
+}
+
+function safeIsFailure(isFailure: (error: unknown) => boolean, error: unknown): boolean {
+  try {
+    return isFailure(error) !== false;
+  } catch {
+    return true;
+  }
+}
+
+function retryDelay(execution: Execution, error: unknown, policy: AttemptPolicy): number {
+  const { task } = execution;
+  if (task.backoff) return backoffDelay(task.backoff, task.attempt);
+  const option = policy.backoff ?? DEFAULT_BACKOFF;
+  if (typeof option !== 'function') return backoffDelay(option, task.attempt);
+  try {
+    const ms = option(task.attempt, error, {
+      id: task.id, type: task.type, queue: task.queue, attempt: task.attempt, maxRetries: task.maxRetries, createdAt: task.createdAt, headers: task.headers,
+    });
+    if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0) return Math.round(ms);
+  } catch {
+    // fall through to the default policy
+  }
+  return backoffDelay(DEFAULT_BACKOFF, task.attempt);
+}

@@ -1,0 +1,72 @@
+/**
+ * The shape every background part of a worker shares (asynq's server is the model): `start()`
+ * begins its work, `stop()` ends it and resolves once nothing of it is left running.
+ */
+export interface Component {
+  readonly name: string;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `tick` every `intervalMs` (measured from the end of the previous tick, so ticks never
+ * overlap). Errors go to `onError`; the next tick runs as usual.
+ */
+export class PeriodicComponent implements Component {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = true;
+
+  constructor(
+    readonly name: string,
+    private readonly intervalMs: number,
+    private readonly tick: () => Promise<void>,
+    private readonly onError: (error: unknown, component: string) => void,
+    private readonly runAtStart = true,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(this.runAtStart ? 0 : this.intervalMs);
+  }
+
+  /** Runs a tick now (used when something tells the component there is work). */
+  poke(): void {
+    if (this.stopped || this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.tick()
+        .catch((error: unknown) => this.onError(error, this.name))
+        .finally(() => {
+          this.running = null;
+          if (!this.stopped) this.schedule(this.intervalMs);
+        });
+    }, delay);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}
+
+/** A sleep that ends early when the signal aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

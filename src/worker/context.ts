@@ -1,0 +1,82 @@
+import type { ClaimedTask } from '../backend/contract.js';
+import type { TaskLinks, TaskLogLine } from '../core/task.js';
+
+/** What a handler sees of its task. */
+export interface TaskMeta {
+  id: string;
+  type: string;
+  queue: string;
+  /** This attempt's number, 1 for the first. */
+  attempt: number;
+  maxRetries: number;
+  createdAt: number;
+  headers: Record<string, string>;
+  links: TaskLinks;
+}
+
+/** The second argument of every handler, and what middleware receives. */
+export interface TaskContext {
+  task: TaskMeta;
+  /** The (validated) payload. */
+  payload: unknown;
+  /** Aborted on timeout, deadline, cancel, lease loss and shutdown; `signal.reason` says which. */
+  signal: AbortSignal;
+  /** Stores a log line with the task (the newest 200 are kept). */
+  log(...parts: unknown[]): void;
+  /** Reports progress (a number or any JSON value), stored with the task. */
+  progress(value: unknown): void;
+  /** Renews the lease now, for long CPU-bound steps between awaits. */
+  extendLease(): Promise<void>;
+}
+
+/** Why a running task's signal was aborted. */
+export type AbortReason = 'timeout' | 'deadline' | 'cancelled' | 'lease-lost' | 'shutdown';
+
+export class TaskAbortError extends Error {
+  override name = 'AbortError';
+  constructor(readonly reason: AbortReason, message: string) {
+    super(message);
+  }
+}
+
+/** The worker's record of one running task. */
+export class Execution {
+  readonly controller = new AbortController();
+  /** ms epoch when the timer aborts the attempt (timeout or deadline, whichever is earlier). */
+  readonly expiresAt: number;
+  readonly expiryReason: 'timeout' | 'deadline';
+  pendingLogs: TaskLogLine[] = [];
+  pendingProgress: unknown = undefined;
+  hasPendingProgress = false;
+  abortReason: AbortReason | null = null;
+  /** Resolves when the attempt is over and its ack is written (or given up). */
+  done!: Promise<void>;
+
+  constructor(readonly task: ClaimedTask, readonly localStart: number) {
+    const timeoutAt = localStart + task.timeout;
+    // The deadline is absolute (store time); convert it to local time with the claim's clock.
+    const deadlineAt = task.deadline === null ? Infinity : localStart + (task.deadline - task.startedAt);
+    this.expiresAt = Math.min(timeoutAt, deadlineAt);
+    this.expiryReason = deadlineAt < timeoutAt ? 'deadline' : 'timeout';
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  abort(reason: AbortReason, message: string): void {
+    if (this.abortReason !== null) return;
+    this.abortReason = reason;
+    this.controller.abort(new TaskAbortError(reason, message));
+  }
+
+  takeReport(): { logs?: TaskLogLine[]; progress?: unknown } | null {
+    if (this.pendingLogs.length === 0 && !this.hasPendingProgress) return null;
+    const report: { logs?: TaskLogLine[]; progress?: unknown } = {};
+    if (this.pendingLogs.length > 0) report.logs = this.pendingLogs;
+    if (this.hasPendingProgress) report.progress = this.pendingProgress;
+    this.pendingLogs = [];
+    this.hasPendingProgress = false;
+    return report;
+  }
+}

@@ -1,0 +1,233 @@
+import { EventEmitter } from 'node:events';
+import type { Backend } from '../backend/contract.js';
+import { TasklineError } from '../core/errors.js';
+import { shortId } from '../core/ids.js';
+import { validateBackoffSpec, type BackoffOption } from '../core/backoff.js';
+import { isTaskDefinition, type TaskDefinition } from '../client/define-task.js';
+import { Acker } from './acker.js';
+import type { AttemptOutcome, Middleware } from './attempt.js';
+import { CancelListener } from './cancel-listener.js';
+import { sleep, type Component } from './component.js';
+import type { Execution, TaskContext, TaskMeta } from './context.js';
+import { HandlerRegistry, type Handler } from './handlers.js';
+import { Heartbeat } from './heartbeat.js';
+import { createLeaseKeeper } from './lease-keeper.js';
+import { createForwarder, createJanitor, createRecoverer } from './maintenance.js';
+import { Processor } from './processor.js';
+import { parseQueues, QueuePicker } from './queue-picker.js';
+import { TimeoutWatch } from './timeout-watch.js';
+
+/** Options of a Worker (DESIGN §3). Each default is given in its comment. */
+export interface WorkerOptions {
+  /** Tasks run at once. Default 10. */
+  concurrency?: number;
+  /** Queues served, with weights: `['a','b']`, `{ critical: 6, default: 3 }` or `'critical=6,default=3'`. Default `['default']`. */
+  queues?: string[] | Record<string, number> | string;
+  /** Always drain higher-weight queues first instead of a weighted random pick. Default false. */
+  strict?: boolean;
+  /** ms a claimed task is leased to this worker; renewed every lease/3. Default 30 000. */
+  leaseMs?: number;
+  /** ms `stop()` waits for running tasks before aborting and requeueing them. Default 30 000. */
+  shutdownTimeout?: number;
+  /** Backoff between attempts when the task sets none. Default exponential, base 10 s, max 1 h, 25 % jitter. */
+  backoff?: BackoffOption;
+  /** Return false for an error that is not a failure: the task retries without using an attempt. Default: every error is a failure. */
+  isFailure?: (error: unknown) => boolean;
+  /** A stable id for this worker. Default: a random id. */
+  id?: string;
+  /** ms between recoveries of expired leases. Default 5 000. */
+  recoverInterval?: number;
+  /** ms between moves of due scheduled/retrying tasks. Default 5 000. */
+  forwardInterval?: number;
+  /** ms between deletions of finished tasks past retention. Default 60 000. */
+  janitorInterval?: number;
+  /** ms between heartbeats. Default 5 000. */
+  heartbeatInterval?: number;
+  /** Longest single wait on the store while idle, in ms. Default 5 000. */
+  idleWait?: number;
+}
+
+export interface WorkerEvents {
+  completed: [task: TaskMeta, result: unknown];
+  /** An attempt failed; `next` is what happens to the task. */
+  failed: [task: TaskMeta, error: unknown, next: 'retrying' | 'dead' | 'cancelled' | 'queued'];
+  /** A write back was refused: the task's lease had been taken over. */
+  stale: [task: TaskMeta];
+  /** A background error (store unreachable …); the worker keeps going. */
+  error: [error: unknown, where: string];
+}
+
+type Phase = 'idle' | 'running' | 'stopping' | 'stopped';
+
+function positive(name: string, value: number | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new TasklineError('TL_INVALID_OPTION', `worker option ${name} must be a whole number >= ${min}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+const KNOWN_OPTIONS = new Set([
+  'concurrency', 'queues', 'strict', 'leaseMs', 'shutdownTimeout', 'backoff', 'isFailure', 'id', 'recoverInterval',
+  'forwardInterval', 'janitorInterval', 'heartbeatInterval', 'idleWait',
+]);
+
+/**
+ * Pulls tasks from the store and runs their handlers. Composed of small components with one
+ * start/stop shape: processor, lease keeper, cancel listener, forwarder, recoverer, janitor,
+ * heartbeat.
+ */
+export class Worker extends EventEmitter<WorkerEvents> {
+  readonly id: string;
+  private readonly registry = new HandlerRegistry();
+  private readonly middleware: Middleware[] = [];
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly shutdownTimeout: number;
+  private readonly picker: QueuePicker;
+  private readonly acker: Acker;
+  private readonly timeouts = new TimeoutWatch();
+  private readonly processor: Processor;
+  private readonly components: Component[];
+  private phase: Phase = 'idle';
+  private stopping: Promise<void> | null = null;
+
+  constructor(readonly backend: Backend, private readonly options: WorkerOptions = {}) {
+    super();
+    for (const key of Object.keys(options)) {
+      if (!KNOWN_OPTIONS.has(key)) throw new TasklineError('TL_INVALID_OPTION', `unknown worker option ${JSON.stringify(key)}; accepted: ${[...KNOWN_OPTIONS].join(', ')}`);
+    }
+    this.id = options.id ?? `${process.pid}-${shortId()}`;
+    this.concurrency = positive('concurrency', options.concurrency, 10);
+    this.leaseMs = positive('leaseMs', options.leaseMs, 30_000, 300);
+    this.shutdownTimeout = positive('shutdownTimeout', options.shutdownTimeout, 30_000, 0);
+    if (options.backoff !== undefined && typeof options.backoff !== 'function') validateBackoffSpec(options.backoff, 'worker option');
+    if (options.isFailure !== undefined && typeof options.isFailure !== 'function') {
+      throw new TasklineError('TL_INVALID_OPTION', 'worker option isFailure must be a function (error) => boolean');
+    }
+    this.picker = new QueuePicker(parseQueues(options.queues), options.strict === true);
+    const onError = (error: unknown, where: string) => this.reportError(error, where);
+    this.acker = new Acker(backend, (error) => onError(error, 'ack'));
+    this.processor = new Processor({
+      backend,
+      workerId: this.id,
+      concurrency: this.concurrency,
+      leaseMs: this.leaseMs,
+      idleWaitMs: positive('idleWait', options.idleWait, 5_000),
+      picker: this.picker,
+      acker: this.acker,
+      timeouts: this.timeouts,
+      policy: { registry: this.registry, middleware: this.middleware, backoff: options.backoff, isFailure: options.isFailure, workerId: this.id },
+      onAttemptDone: (execution, outcome, stale) => this.reportAttempt(execution, outcome, stale),
+      onError,
+    });
+    const queues = this.picker.names;
+    this.components = [
+      createLeaseKeeper(backend, this.processor, this.leaseMs, onError),
+      new CancelListener(backend, this.processor, onError),
+      createForwarder(backend, queues, positive('forwardInterval', options.forwardInterval, 5_000), onError),
+      createRecoverer(backend, queues, positive('recoverInterval', options.recoverInterval, 5_000), onError, () => undefined),
+      createJanitor(backend, queues, positive('janitorInterval', options.janitorInterval, 60_000), onError),
+      new Heartbeat(
+        backend,
+        { id: this.id, queues, concurrency: this.concurrency, startedAt: Date.now() },
+        this.processor,
+        positive('heartbeatInterval', options.heartbeatInterval, 5_000),
+        onError,
+      ),
+    ];
+  }
+
+  /** Registers the handler of a type, a defined task, or a prefix pattern (`email:*`). */
+  handle<P, R>(type: string | TaskDefinition<P, R>, handler: Handler<P, R>): this {
+    if (isTaskDefinition(type)) this.registry.register(type.type, handler as Handler, type);
+    else this.registry.register(type, handler as Handler, null);
+    return this;
+  }
+
+  /** Adds middleware; they run in registration order around every handler. */
+  use(middleware: (ctx: TaskContext, next: () => Promise<unknown>) => Promise<unknown>): this {
+    if (typeof middleware !== 'function') throw new TasklineError('TL_INVALID_ARGUMENT', 'use() takes a function (ctx, next) => Promise');
+    this.middleware.push(middleware);
+    return this;
+  }
+
+  get queues(): string[] {
+    return this.picker.names;
+  }
+
+  /** Ids of the tasks running now. */
+  get running(): string[] {
+    return [...this.processor.active.keys()];
+  }
+
+  async start(): Promise<void> {
+    if (this.phase !== 'idle') throw new TasklineError('TL_INVALID_STATE', `worker ${this.id} cannot start: it is ${this.phase}`);
+    this.phase = 'running';
+    for (const component of this.components) component.start();
+    this.processor.start();
+  }
+
+  /**
+   * Graceful shutdown: stop claiming, wait for running tasks up to `shutdownTimeout` (or the
+   * given timeout), then abort them and put them back to queued without counting an attempt.
+   */
+  stop(options: { timeout?: number } = {}): Promise<void> {
+    if (this.phase === 'idle') {
+      this.phase = 'stopped';
+      return Promise.resolve();
+    }
+    this.stopping ??= this.shutdown(options.timeout ?? this.shutdownTimeout);
+    return this.stopping;
+  }
+
+  private async shutdown(timeout: number): Promise<void> {
+    this.phase = 'stopping';
+    await this.processor.stop();
+    const idle = this.processor.idle();
+    const timer = new AbortController();
+    await Promise.race([idle, sleep(timeout, timer.signal)]);
+    timer.abort();
+    if (this.processor.active.size > 0) {
+      this.processor.abortAll('shutdown', 'worker shutting down');
+      // Requeue acks are written now; if the store is away, give up after a while: the leases
+      // will expire and recover the tasks.
+      await Promise.race([this.processor.idle(), sleep(Math.max(5_000, this.leaseMs / 2))]);
+    }
+    await Promise.race([this.acker.drain(), sleep(5_000)]);
+    this.acker.abandon();
+    this.timeouts.clear();
+    // Senders before receivers: the lease keeper and listeners stop after the processor.
+    for (const component of this.components) {
+      try {
+        await component.stop();
+      } catch (error) {
+        this.reportError(error, component.name);
+      }
+    }
+    this.phase = 'stopped';
+  }
+
+  private reportAttempt(execution: Execution, outcome: AttemptOutcome, stale: boolean): void {
+    const { task } = execution;
+    const meta: TaskMeta = {
+      id: task.id, type: task.type, queue: task.queue, attempt: task.attempt, maxRetries: task.maxRetries, createdAt: task.createdAt,
+      headers: task.headers, links: task.links,
+    };
+    if (stale) {
+      this.emit('stale', meta);
+      return;
+    }
+    const ack = outcome.ack;
+    if (!ack) return;
+    if (ack.kind === 'complete') this.emit('completed', meta, outcome.result);
+    else {
+      const next = ack.kind === 'retry' ? 'retrying' : ack.kind === 'requeue' ? 'queued' : ack.kind;
+      this.emit('failed', meta, outcome.error, next);
+    }
+  }
+
+  private reportError(error: unknown, where: string): void {
+    if (this.listenerCount('error') > 0) this.emit('error', error, where);
+  }
+}

@@ -1,0 +1,64 @@
+/** Real stores for tests: a key prefix per test on the shared Redis, a fresh SQLite file per test. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { RedisBackend } from '../../src/backend/redis/redis-backend.js';
+import type { Backend } from '../../src/backend/contract.js';
+
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+let counter = 0;
+
+export function uniquePrefix(label = 't'): string {
+  counter += 1;
+  return `test:${label}:${process.pid}:${Date.now().toString(36)}:${counter}`;
+}
+
+/** Deletes every key under a prefix (the prefix's hash-tagged keys included). */
+export async function deletePrefix(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    for (const pattern of [`${prefix}:*`, `{${prefix}:*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await redis.del(...keys);
+      } while (cursor !== '0');
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export interface TestStore {
+  backend: Backend;
+  /** Opens another backend on the same store (as another process would). */
+  reopen(options?: { clockOffsetMs?: number }): Promise<Backend>;
+  cleanup(): Promise<void>;
+}
+
+export async function redisStore(url = REDIS_URL): Promise<TestStore> {
+  const prefix = uniquePrefix('redis');
+  const opened: Backend[] = [];
+  const open = async (options: { clockOffsetMs?: number } = {}) => {
+    const backend = await RedisBackend.connect(url, { prefix, ...options });
+    opened.push(backend);
+    return backend;
+  };
+  const backend = await open();
+  return {
+    backend,
+    reopen: open,
+    cleanup: async () => {
+      await Promise.all(opened.map((b) => b.close()));
+      await deletePrefix(url, prefix);
+    },
+  };
+}
+
+export function tempDir(label = 'taskline'): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), `${label}-`));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
