@@ -62,3 +62,6 @@ export function tempDir(label = 'taskline'): { path: string; remove: () => void 
   const path = mkdtempSync(join(tmpdir(), `${label}-`));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
+
+/** The backends every behaviour test runs on. */
+export const STORES: [string, () => Promise<TestStore>][] = [['redis', () => redisStore()]];

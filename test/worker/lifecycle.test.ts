@@ -1,0 +1,298 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Client, defineTask, PermanentError, RetryableError, TaskFailedError, Worker, type TaskContext } from '../../src/index.js';
+import { STORES, type TestStore } from '../helpers/stores.js';
+
+describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
+  let store: TestStore;
+  let client: Client;
+  const workers: Worker[] = [];
+
+  function startWorker(options: ConstructorParameters<typeof Worker>[1] = {}, setup: (w: Worker) => void = () => undefined): Worker {
+    const worker = new Worker(store.backend, { idleWait: 1000, ...options });
+    setup(worker);
+    workers.push(worker);
+    void worker.start();
+    return worker;
+  }
+
+  beforeEach(async () => {
+    store = await openStore();
+    client = new Client(store.backend);
+  });
+
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop({ timeout: 1000 })));
+    await client.close();
+    await store.cleanup();
+  });
+
+  it('runs a task to completed and stores its result', async () => {
+    startWorker({}, (w) => w.handle('math:add', async (p: { a: number; b: number }) => p.a + p.b));
+    const info = await client.enqueue('math:add', { a: 2, b: 3 });
+    expect(info.state).toBe('queued');
+    expect(await client.waitFor(info.id, { timeout: 5000 })).toBe(5);
+    const task = await client.getTask(info.id);
+    expect(task).toMatchObject({ state: 'completed', attempt: 1, result: 5, lastError: null });
+    expect(task!.attempts).toHaveLength(1);
+    expect(task!.attempts[0]).toMatchObject({ attempt: 1, outcome: 'completed', error: null });
+    expect(task!.startedAt).not.toBeNull();
+    expect(task!.finishedAt).toBeGreaterThanOrEqual(task!.startedAt!);
+  });
+
+  it('retries with backoff, records every attempt, and dies when retries run out', async () => {
+    startWorker({ backoff: { type: 'fixed', delay: 20 } }, (w) =>
+      w.handle('flaky', async (_p, ctx) => {
+        throw new Error(`boom ${ctx.task.attempt}`);
+      }),
+    );
+    const info = await client.enqueue('flaky', {}, { maxRetries: 2 });
+    await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toBeInstanceOf(TaskFailedError);
+    const task = await client.getTask(info.id);
+    expect(task).toMatchObject({ state: 'dead', attempt: 3, lastError: 'boom 3' });
+    expect(task!.attempts.map((a) => [a.attempt, a.outcome, a.error])).toEqual([
+      [1, 'failed', 'boom 1'],
+      [2, 'failed', 'boom 2'],
+      [3, 'failed', 'boom 3'],
+    ]);
+    expect(task!.attempts[0].stack).toContain('boom 1');
+    const queue = await store.backend.getQueue('default');
+    expect(queue).toMatchObject({ processed: 3, failed: 3 });
+    expect(queue!.counts.dead).toBe(1);
+  });
+
+  it('succeeds on a retry after failures', async () => {
+    startWorker({ backoff: { type: 'fixed', delay: 10 } }, (w) =>
+      w.handle('eventually', async (_p, ctx) => {
+        if (ctx.task.attempt < 3) throw new Error('not yet');
+        return 'ok';
+      }),
+    );
+    const info = await client.enqueue('eventually', null);
+    expect(await client.waitFor(info.id, { timeout: 5000 })).toBe('ok');
+    const task = await client.getTask(info.id);
+    expect(task!.attempts.map((a) => a.outcome)).toEqual(['failed', 'failed', 'completed']);
+  });
+
+  it('PermanentError goes straight to dead without retrying', async () => {
+    let calls = 0;
+    startWorker({}, (w) =>
+      w.handle('bad', async () => {
+        calls += 1;
+        throw new PermanentError('invalid account');
+      }),
+    );
+    const info = await client.enqueue('bad', {}, { maxRetries: 5 });
+    await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toThrow(/dead: invalid account/);
+    expect(calls).toBe(1);
+    expect(await client.getTask(info.id)).toMatchObject({ state: 'dead', attempt: 1 });
+  });
+
+  it('RetryableError retries after exactly retryIn ms', async () => {
+    startWorker({}, (w) =>
+      w.handle('rate-limited', async (_p, ctx) => {
+        if (ctx.task.attempt === 1) throw new RetryableError('429', { retryIn: 700 });
+        return 'done';
+      }),
+    );
+    const info = await client.enqueue('rate-limited', {});
+    const retrying = await waitForState(client, info.id, 'retrying');
+    expect(retrying.nextRunAt! - retrying.attempts[0].finishedAt!).toBeGreaterThanOrEqual(690);
+    expect(retrying.nextRunAt! - retrying.attempts[0].finishedAt!).toBeLessThanOrEqual(760);
+    expect(await client.waitFor(info.id, { timeout: 5000 })).toBe('done');
+    const task = await client.getTask(info.id);
+    expect(task!.startedAt! - retrying.attempts[0].finishedAt!).toBeGreaterThanOrEqual(690);
+  });
+
+  it('a timeout aborts the handler signal and counts as a failure', async () => {
+    let reason: unknown;
+    startWorker({}, (w) =>
+      w.handle('slow', async (_p, ctx: TaskContext) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        reason = ctx.signal.reason;
+      }),
+    );
+    const info = await client.enqueue('slow', {}, { timeout: 100, maxRetries: 0 });
+    await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toThrow(/timeout after 100 ms/);
+    expect((reason as Error).message).toBe('timeout after 100 ms');
+    expect(await client.getTask(info.id)).toMatchObject({ state: 'dead', lastError: 'timeout after 100 ms' });
+  });
+
+  it('a deadline aborts the handler and dies without retry', async () => {
+    let aborted = false;
+    startWorker({}, (w) =>
+      w.handle('deadline', async (_p, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        aborted = true;
+      }),
+    );
+    const info = await client.enqueue('deadline', {}, { deadline: Date.now() + 150, maxRetries: 3 });
+    await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toThrow(/deadline exceeded/);
+    expect(aborted).toBe(true);
+    expect(await client.getTask(info.id)).toMatchObject({ state: 'dead', attempt: 1 });
+  });
+
+  it('a task whose deadline passed before it started dies without running', async () => {
+    let ran = false;
+    startWorker({}, (w) => w.handle('late', async () => void (ran = true)));
+    const info = await client.enqueue('late', {}, { deadline: Date.now() - 1000 });
+    await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toThrow(/deadline exceeded/);
+    expect(ran).toBe(false);
+  });
+
+  it('a task without a handler fails with a clear error and is retried', async () => {
+    startWorker({ backoff: { type: 'fixed', delay: 10 } });
+    const info = await client.enqueue('nobody:handles', {}, { maxRetries: 1 });
+    await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toThrow(/no handler registered for task type "nobody:handles"/);
+    expect(await client.getTask(info.id)).toMatchObject({ state: 'dead', attempt: 2 });
+  });
+
+  it('matches handler patterns, the most specific first', async () => {
+    const seen: string[] = [];
+    startWorker({}, (w) => {
+      w.handle('email:*', async (_p, ctx) => void seen.push(`email:* ${ctx.task.type}`));
+      w.handle('email:deliver:*', async (_p, ctx) => void seen.push(`email:deliver:* ${ctx.task.type}`));
+      w.handle('email:welcome', async (_p, ctx) => void seen.push(`exact ${ctx.task.type}`));
+    });
+    for (const type of ['email:welcome', 'email:deliver:bulk', 'email:other']) {
+      await client.waitFor((await client.enqueue(type, {})).id, { timeout: 5000 });
+    }
+    expect(seen).toEqual(['exact email:welcome', 'email:deliver:* email:deliver:bulk', 'email:* email:other']);
+  });
+
+  it('runs middleware in registration order around the handler', async () => {
+    const order: string[] = [];
+    startWorker({}, (w) => {
+      w.use(async (ctx, next) => {
+        order.push('a-in');
+        const result = await next();
+        order.push('a-out');
+        return { wrapped: result, type: ctx.task.type };
+      });
+      w.use(async (_ctx, next) => {
+        order.push('b-in');
+        const result = await next();
+        order.push('b-out');
+        return result;
+      });
+      w.handle('mw', async () => {
+        order.push('handler');
+        return 1;
+      });
+    });
+    const info = await client.enqueue('mw', {});
+    expect(await client.waitFor(info.id, { timeout: 5000 })).toEqual({ wrapped: 1, type: 'mw' });
+    expect(order).toEqual(['a-in', 'b-in', 'handler', 'b-out', 'a-out']);
+  });
+
+  it('isFailure=false retries without using an attempt', async () => {
+    let calls = 0;
+    startWorker({ backoff: { type: 'fixed', delay: 10 }, isFailure: (e) => !(e instanceof Error && e.message === 'busy') }, (w) =>
+      w.handle('busy', async () => {
+        calls += 1;
+        if (calls <= 3) throw new Error('busy');
+        return calls;
+      }),
+    );
+    const info = await client.enqueue('busy', {}, { maxRetries: 0 });
+    expect(await client.waitFor(info.id, { timeout: 5000 })).toBe(4);
+    const task = await client.getTask(info.id);
+    expect(task!.attempt).toBe(1);
+    expect(task!.attempts).toHaveLength(4);
+  });
+
+  it('uses a custom backoff function', async () => {
+    const calls: number[] = [];
+    startWorker(
+      {
+        backoff: (attempt) => {
+          calls.push(attempt);
+          return 30;
+        },
+      },
+      (w) => w.handle('fn-backoff', async () => {
+        throw new Error('x');
+      }),
+    );
+    const info = await client.enqueue('fn-backoff', {}, { maxRetries: 2 });
+    await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toThrow();
+    expect(calls).toEqual([1, 2]);
+  });
+
+  it('stores log lines and progress with the task', async () => {
+    startWorker({}, (w) =>
+      w.handle('chatty', async (_p, ctx) => {
+        ctx.log('step', 1, { of: 2 });
+        ctx.progress(50);
+        ctx.log('step 2');
+        ctx.progress({ done: 2, total: 2 });
+        return 'ok';
+      }),
+    );
+    const info = await client.enqueue('chatty', {});
+    await client.waitFor(info.id, { timeout: 5000 });
+    const task = await client.getTask(info.id);
+    expect(task!.logs.map((l) => l.message)).toEqual(['step 1 {"of":2}', 'step 2']);
+    expect(task!.progress).toEqual({ done: 2, total: 2 });
+  });
+
+  it('cancels a running task whose handler honours the signal', async () => {
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    startWorker({}, (w) =>
+      w.handle('long', async (_p, ctx) => {
+        started();
+        await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+      }),
+    );
+    const info = await client.enqueue('long', {});
+    await running;
+    expect(await client.cancel(info.id)).toBe('cancel-requested');
+    await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toThrow(/cancelled/);
+    const task = await client.getTask(info.id);
+    expect(task).toMatchObject({ state: 'cancelled' });
+    expect(task!.attempts[0].outcome).toBe('cancelled');
+  });
+
+  it('cancels a queued task at once', async () => {
+    const info = await client.enqueue('never-run', {}, { delay: 60_000 });
+    expect(info.state).toBe('scheduled');
+    expect(await client.cancel(info.id)).toBe('cancelled');
+    expect(await client.getTask(info.id)).toMatchObject({ state: 'cancelled' });
+    await expect(client.cancel(info.id)).rejects.toMatchObject({ code: 'TL_INVALID_STATE' });
+  });
+
+  it('runs a delayed task when it is due', async () => {
+    startWorker({}, (w) => w.handle('later', async () => Date.now()));
+    const before = Date.now();
+    const info = await client.enqueue('later', {}, { delay: 300 });
+    expect(info.state).toBe('scheduled');
+    const ranAt = await client.waitFor<number>(info.id, { timeout: 5000 });
+    expect(ranAt - before).toBeGreaterThanOrEqual(290);
+  });
+
+  it('validates payloads of defined tasks at enqueue and before the handler', async () => {
+    const sendEmail = defineTask('email:send', { schema: z.object({ to: z.string().email(), subject: z.string() }) });
+    const handled: unknown[] = [];
+    startWorker({}, (w) => w.handle(sendEmail, async (payload) => void handled.push(payload)));
+    await expect(client.enqueue(sendEmail, { to: 'not-an-email', subject: 'x' } as never)).rejects.toMatchObject({ code: 'TL_VALIDATION_FAILED' });
+    expect((await store.backend.getQueue('default'))?.counts.queued ?? 0).toBe(0);
+    const ok = await client.enqueue(sendEmail, { to: 'a@example.com', subject: 'hi' });
+    await client.waitFor(ok.id, { timeout: 5000 });
+    expect(handled).toEqual([{ to: 'a@example.com', subject: 'hi' }]);
+    // A payload that bypassed the client's validation is dead-lettered at once, never retried.
+    const raw = await client.enqueue('email:send', { to: 'bad' }, { maxRetries: 5 });
+    await expect(client.waitFor(raw.id, { timeout: 5000 })).rejects.toThrow(/does not match its schema/);
+    expect(await client.getTask(raw.id)).toMatchObject({ state: 'dead', attempt: 1 });
+  });
+});
+
+async function waitForState(client: Client, id: string, state: string) {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const task = await client.getTask(id);
+    if (task?.state === state) return task;
+    if (Date.now() > deadline) throw new Error(`task ${id} never reached ${state} (is ${task?.state})`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
