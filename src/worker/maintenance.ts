@@ -25,8 +25,11 @@ async function drainEach(queues: string[], step: (queue: string) => Promise<numb
   return total;
 }
 
-export function createForwarder(backend: Backend, queues: string[], intervalMs: number, onError: OnError): PeriodicComponent {
-  return new PeriodicComponent('forwarder', intervalMs, async () => void (await drainEach(queues, (q) => backend.forwardDue(q, BATCH))), onError);
+export function createForwarder(backend: Backend, queues: string[], intervalMs: number, onError: OnError, onForwarded: (n: number) => void): PeriodicComponent {
+  return new PeriodicComponent('forwarder', intervalMs, async () => {
+    const n = await drainEach(queues, (q) => backend.forwardDue(q, BATCH));
+    if (n > 0) onForwarded(n);
+  }, onError);
 }
 
 export function createRecoverer(backend: Backend, queues: string[], intervalMs: number, onError: OnError, onRecovered: (n: number) => void): PeriodicComponent {

@@ -35,6 +35,7 @@ export class Processor implements Component {
   private loop: Promise<void> | null = null;
   private stopClaiming = new AbortController();
   private slotWaiters: (() => void)[] = [];
+  private wakeIdle: (() => void) | null = null;
   private readonly reportTimers = new Map<Execution, NodeJS.Timeout>();
 
   constructor(private readonly options: ProcessorOptions) {}
@@ -107,9 +108,26 @@ export class Processor implements Component {
 
   private async waitForWork(exhausted: Set<string>, nextDueIn: number | null): Promise<void> {
     const wait = nextDueIn === null ? this.options.idleWaitMs : Math.min(this.options.idleWaitMs, nextDueIn + 5);
-    // Wake on new work, on a free slot being needed (never while idle), or on stop.
-    await this.options.backend.waitForWork(this.options.picker.names, wait, this.stopClaiming.signal);
+    // Wakes on new work (the store's notification), on poke() or on stop.
+    const wake = new AbortController();
+    this.wakeIdle = () => wake.abort();
+    const onStop = () => wake.abort();
+    this.stopClaiming.signal.addEventListener('abort', onStop, { once: true });
+    try {
+      if (!this.stopping) await this.options.backend.waitForWork(this.options.picker.names, wait, wake.signal);
+    } finally {
+      this.stopClaiming.signal.removeEventListener('abort', onStop);
+      this.wakeIdle = null;
+    }
     exhausted.clear();
+  }
+
+  /**
+   * Ends an idle wait now: this process knows of new work (e.g. its recoverer just moved
+   * tasks), which matters when another process's blocked connection took the store's wake-up.
+   */
+  poke(): void {
+    this.wakeIdle?.();
   }
 
   private slotFreed(): Promise<void> {

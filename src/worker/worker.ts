@@ -125,8 +125,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.components = [
       createLeaseKeeper(backend, this.processor, this.leaseMs, onError),
       new CancelListener(backend, this.processor, onError),
-      createForwarder(backend, queues, positive('forwardInterval', options.forwardInterval, 5_000), onError),
-      createRecoverer(backend, queues, positive('recoverInterval', options.recoverInterval, 5_000), onError, () => undefined),
+      createForwarder(backend, queues, positive('forwardInterval', options.forwardInterval, 5_000), onError, () => this.processor.poke()),
+      createRecoverer(backend, queues, positive('recoverInterval', options.recoverInterval, 5_000), onError, () => this.processor.poke()),
       createJanitor(backend, queues, positive('janitorInterval', options.janitorInterval, 60_000), onError),
       new Heartbeat(
         backend,
