@@ -113,14 +113,22 @@ export class RedisBackend implements Backend {
 
   async enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
     if (tasks.length === 0) return [];
+    const outcomes: EnqueueOutcome[] = new Array<EnqueueOutcome>(tasks.length);
+    // Ids are unique across queues, but a script sees one queue: custom ids are first looked up
+    // in the other queues (generated UUIDv7 ids cannot collide).
+    const customIds = tasks.filter((t) => !isGeneratedId(t.id));
+    const elsewhere = customIds.length > 0 ? await this.idsInOtherQueues(customIds) : new Set<string>();
     const byQueue = new Map<string, number[]>();
     tasks.forEach((task, index) => {
+      if (elsewhere.has(task.id)) {
+        outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
+        return;
+      }
       const list = byQueue.get(task.queue);
       if (list) list.push(index);
       else byQueue.set(task.queue, [index]);
     });
-    const customIds = tasks.filter((t) => t.id.length !== 36 || t.id[14] !== '7');
-    const crossQueue = customIds.length > 0 ? await this.idsInOtherQueues(customIds) : new Set<string>();
+    if (byQueue.size === 0) return outcomes;
     this.register(byQueue.keys());
     const calls: ScriptCall[] = [];
     const order: number[][] = [];
@@ -142,16 +150,11 @@ export class RedisBackend implements Backend {
       order.push(indexes);
     }
     const replies = (await this.call(() => this.scripts.runMany(this.redis, calls))) as string[][];
-    const outcomes: EnqueueOutcome[] = new Array<EnqueueOutcome>(tasks.length);
     replies.forEach((reply, q) => {
       order[q].forEach((index, i) => {
         const task = tasks[index];
         const status = reply[i];
-        if (crossQueue.has(task.id) && (status === 'queued' || status === 'scheduled')) {
-          // Rare: a custom id also exists in another queue; ids are unique across queues.
-          outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
-          void this.removeDuplicate(task);
-        } else if (status === 'queued' || status === 'scheduled') {
+        if (status === 'queued' || status === 'scheduled') {
           outcomes[index] = { ok: true, info: { id: task.id, type: task.type, queue: task.queue, state: status } };
         } else if (status === 'id') {
           outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
@@ -178,10 +181,6 @@ export class RedisBackend implements Backend {
     if (checks.length === 0) return new Set();
     const replies = (await this.call(() => pipeline.exec())) ?? [];
     return new Set(checks.filter((_, i) => replies[i]?.[1] === 1).map((c) => c.id));
-  }
-
-  private async removeDuplicate(task: NewTask): Promise<void> {
-    await this.runScript('operate', task.queue, ['delete', task.id, 0, 0]).catch(() => undefined);
   }
 
   // ── working ─────────────────────────────────────────────────────────────────
@@ -527,6 +526,13 @@ function parseEvent(message: string): BackendEvent | null {
   }
   if (parts[0] === 'c' && parts.length === 3) return { kind: 'cancel-requested', queue: parts[1], id: parts[2] };
   return null;
+}
+
+const GENERATED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** Ids made by uuidv7() cannot collide; only other ids need the cross-queue check. */
+function isGeneratedId(id: string): boolean {
+  return GENERATED_ID.test(id);
 }
 
 function redactUrl(url: string): string {

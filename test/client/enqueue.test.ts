@@ -1,0 +1,135 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Client, TasklineError } from '../../src/index.js';
+import { STORES, type TestStore } from '../helpers/stores.js';
+
+describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
+  let store: TestStore;
+  let client: Client;
+
+  beforeEach(async () => {
+    store = await openStore();
+    client = new Client(store.backend, { maxPayloadBytes: 1024 });
+  });
+
+  afterEach(async () => {
+    await client.close();
+    await store.cleanup();
+  });
+
+  async function nothingStored(): Promise<void> {
+    const queues = await store.backend.listQueues();
+    const total = queues.reduce((sum, q) => sum + Object.values(q.counts).reduce((a, b) => a + b, 0), 0);
+    expect(total).toBe(0);
+  }
+
+  it('stores a task with its options and returns its info', async () => {
+    const info = await client.enqueue('report:generate', { week: 48 }, { queue: 'critical', maxRetries: 5, timeout: 60_000, headers: { traceparent: 'x' } });
+    expect(info).toMatchObject({ type: 'report:generate', queue: 'critical', state: 'queued' });
+    expect(info.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const task = await client.getTask(info.id);
+    expect(task).toMatchObject({ payload: { week: 48 }, maxRetries: 5, timeout: 60_000, headers: { traceparent: 'x' }, attempt: 0 });
+  });
+
+  it('rejects a duplicate id with a conflict error, in any state and any queue', async () => {
+    await client.enqueue('a', {}, { id: 'order-42' });
+    await expect(client.enqueue('a', {}, { id: 'order-42' })).rejects.toMatchObject({ code: 'TL_TASK_CONFLICT', message: expect.stringContaining('order-42') });
+    await expect(client.enqueue('a', {}, { id: 'order-42', queue: 'other' })).rejects.toMatchObject({ code: 'TL_TASK_CONFLICT' });
+    await store.backend.cancelTask('order-42');
+    await expect(client.enqueue('a', {}, { id: 'order-42' })).rejects.toMatchObject({ code: 'TL_TASK_CONFLICT' });
+    expect((await store.backend.getQueue('other'))?.counts.queued ?? 0).toBe(0);
+  });
+
+  it('uniqueFor rejects a second task with the same type, queue and payload until the first finishes', async () => {
+    const first = await client.enqueue('sync', { account: 1, a: [1, 2] }, { uniqueFor: 60_000 });
+    // Same payload with keys in another order is the same payload.
+    await expect(client.enqueue('sync', { a: [1, 2], account: 1 }, { uniqueFor: 60_000 })).rejects.toMatchObject({ code: 'TL_TASK_CONFLICT' });
+    // Another payload, type or queue is another task.
+    await client.enqueue('sync', { account: 2, a: [1, 2] }, { uniqueFor: 60_000 });
+    await client.enqueue('sync', { account: 1, a: [1, 2] }, { uniqueFor: 60_000, queue: 'q2' });
+    await client.enqueue('sync:other', { account: 1, a: [1, 2] }, { uniqueFor: 60_000 });
+    // Once the first is finished (here: cancelled), the key is free again.
+    await store.backend.cancelTask(first.id);
+    await client.enqueue('sync', { account: 1, a: [1, 2] }, { uniqueFor: 60_000 });
+  });
+
+  it('uniqueFor expires after its TTL; uniqueKey replaces the payload', async () => {
+    await client.enqueue('ping', { n: 1 }, { uniqueFor: 150, uniqueKey: 'host-a' });
+    await expect(client.enqueue('ping', { n: 2 }, { uniqueFor: 150, uniqueKey: 'host-a' })).rejects.toMatchObject({ code: 'TL_TASK_CONFLICT' });
+    await new Promise((r) => setTimeout(r, 200));
+    await client.enqueue('ping', { n: 3 }, { uniqueFor: 150, uniqueKey: 'host-a' });
+  });
+
+  const BAD_INPUT: [string, () => Promise<unknown>, string, RegExp][] = [
+    ['payload too large', () => client.enqueue('t', { blob: 'x'.repeat(2000) }), 'TL_PAYLOAD_TOO_LARGE', /payload is \d+ bytes; the maximum is 1024 bytes/],
+    ['a function in the payload', () => client.enqueue('t', { f: () => 1 }), 'TL_PAYLOAD_NOT_JSON', /function/],
+    ['a bigint in the payload', () => client.enqueue('t', { n: 10n }), 'TL_PAYLOAD_NOT_JSON', /bigint/],
+    ['NaN in the payload', () => client.enqueue('t', { n: NaN }), 'TL_PAYLOAD_NOT_JSON', /NaN/],
+    ['a cyclic payload', () => {
+      const a: Record<string, unknown> = {};
+      a.self = a;
+      return client.enqueue('t', a);
+    }, 'TL_PAYLOAD_NOT_JSON', /not JSON-serialisable/],
+    ['a negative delay', () => client.enqueue('t', {}, { delay: -5 }), 'TL_INVALID_OPTION', /delay must be a whole number >= 0/],
+    ['delay and runAt together', () => client.enqueue('t', {}, { delay: 5, runAt: Date.now() }), 'TL_INVALID_OPTION', /delay and runAt/],
+    ['an invalid queue name', () => client.enqueue('t', {}, { queue: 'no spaces!' }), 'TL_INVALID_ARGUMENT', /queue name is 1–100 characters/],
+    ['a queue name with a hash tag', () => client.enqueue('t', {}, { queue: '{x}' }), 'TL_INVALID_ARGUMENT', /queue name/],
+    ['an unknown option', () => client.enqueue('t', {}, { retries: 3 } as never), 'TL_INVALID_OPTION', /unknown enqueue option "retries"; accepted: queue, id, maxRetries/],
+    ['an empty type', () => client.enqueue('', {}), 'TL_INVALID_ARGUMENT', /invalid task type/],
+    ['a type that is not a string', () => client.enqueue(42 as never, {}), 'TL_INVALID_ARGUMENT', /invalid task type/],
+    ['an invalid id', () => client.enqueue('t', {}, { id: 'has space' }), 'TL_INVALID_ARGUMENT', /invalid task id/],
+    ['negative maxRetries', () => client.enqueue('t', {}, { maxRetries: -1 }), 'TL_INVALID_OPTION', /maxRetries/],
+    ['a zero timeout', () => client.enqueue('t', {}, { timeout: 0 }), 'TL_INVALID_OPTION', /timeout must be > 0/],
+    ['uniqueKey without uniqueFor', () => client.enqueue('t', {}, { uniqueKey: 'k' }), 'TL_INVALID_OPTION', /uniqueKey needs uniqueFor/],
+    ['a bad backoff', () => client.enqueue('t', {}, { backoff: { type: 'linear' } as never }), 'TL_INVALID_OPTION', /backoff must be/],
+    ['a non-string header', () => client.enqueue('t', {}, { headers: { a: 1 } as never }), 'TL_INVALID_OPTION', /headers.a must be a string/],
+    ['options that are not an object', () => client.enqueue('t', {}, 'fast' as never), 'TL_INVALID_OPTION', /options must be an object/],
+    ['a bad runAt', () => client.enqueue('t', {}, { runAt: 'tomorrow' as never }), 'TL_INVALID_OPTION', /runAt must be a Date or epoch milliseconds/],
+  ];
+
+  it.each(BAD_INPUT)('rejects %s with a clear error and stores nothing', async (_label, attempt, code, message) => {
+    const error = await attempt().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(TasklineError);
+    expect((error as TasklineError).code).toBe(code);
+    expect((error as TasklineError).message).toMatch(message);
+    await nothingStored();
+  });
+
+  it('enqueueMany stores a batch, and stores nothing when any item is invalid', async () => {
+    await expect(
+      client.enqueueMany([
+        { type: 'a', payload: 1 },
+        { type: 'b', payload: 2, options: { delay: -1 } },
+      ]),
+    ).rejects.toMatchObject({ code: 'TL_INVALID_OPTION', message: expect.stringMatching(/^item 1: /) });
+    await nothingStored();
+    const infos = await client.enqueueMany([
+      { type: 'a', payload: 1 },
+      { type: 'b', payload: 2, options: { queue: 'other', delay: 60_000 } },
+    ]);
+    expect(infos.map((i) => [i.type, i.queue, i.state])).toEqual([
+      ['a', 'default', 'queued'],
+      ['b', 'other', 'scheduled'],
+    ]);
+  });
+
+  it('enqueueMany reports duplicates and stores the rest', async () => {
+    await client.enqueue('a', {}, { id: 'taken' });
+    const error = await client.enqueueMany([
+      { type: 'a', payload: 1, options: { id: 'fresh-1' } },
+      { type: 'a', payload: 2, options: { id: 'taken' } },
+      { type: 'a', payload: 3, options: { id: 'fresh-2' } },
+    ]).catch((e: unknown) => e as TasklineError);
+    expect(error).toMatchObject({ code: 'TL_TASK_CONFLICT', message: expect.stringContaining('1 of 3 tasks were rejected') });
+    expect(await client.getTask('fresh-1')).not.toBeNull();
+    expect(await client.getTask('fresh-2')).not.toBeNull();
+  });
+
+  it('waitFor rejects for an unknown task and times out clearly', async () => {
+    await expect(client.waitFor('does-not-exist', { timeout: 1000 })).rejects.toMatchObject({ code: 'TL_TASK_NOT_FOUND' });
+    const info = await client.enqueue('nobody', {});
+    await expect(client.waitFor(info.id, { timeout: 100 })).rejects.toMatchObject({ code: 'TL_TIMEOUT' });
+  });
+});
