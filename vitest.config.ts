@@ -9,5 +9,6 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup/leaks.ts'],
   },
 });

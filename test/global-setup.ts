@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 export default async function setup(): Promise<void> {
   const url = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined);
   try {
     await redis.connect();
     await redis.ping();

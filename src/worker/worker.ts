@@ -59,6 +59,16 @@ export interface WorkerEvents {
 
 type Phase = 'idle' | 'running' | 'stopping' | 'stopped';
 
+/** Waits for a promise, but at most `ms`; the timer never outlives the wait. */
+async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  const timer = new AbortController();
+  try {
+    await Promise.race([promise, sleep(ms, timer.signal)]);
+  } finally {
+    timer.abort();
+  }
+}
+
 function positive(name: string, value: number | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
@@ -184,17 +194,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async shutdown(timeout: number): Promise<void> {
     this.phase = 'stopping';
     await this.processor.stop();
-    const idle = this.processor.idle();
-    const timer = new AbortController();
-    await Promise.race([idle, sleep(timeout, timer.signal)]);
-    timer.abort();
+    await settleWithin(this.processor.idle(), timeout);
     if (this.processor.active.size > 0) {
       this.processor.abortAll('shutdown', 'worker shutting down');
       // Requeue acks are written now; if the store is away, give up after a while: the leases
       // will expire and recover the tasks.
-      await Promise.race([this.processor.idle(), sleep(Math.max(5_000, this.leaseMs / 2))]);
+      await settleWithin(this.processor.idle(), Math.max(5_000, this.leaseMs / 2));
     }
-    await Promise.race([this.acker.drain(), sleep(5_000)]);
+    await settleWithin(this.acker.drain(), 5_000);
     this.acker.abandon();
     this.timeouts.clear();
     // Senders before receivers: the lease keeper and listeners stop after the processor.

@@ -44,6 +44,7 @@ export class RedisServer {
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       const redis = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      redis.on('error', () => undefined);
       try {
         await redis.connect();
         if ((await redis.ping()) === 'PONG') return;

@@ -60,8 +60,8 @@ describe('worker processes on redis', () => {
   it('a worker frozen with SIGSTOP past its lease: its late completion is refused as stale', async () => {
     const frozen = spawnWorker({ LEASE_MS: '800', RECOVER_MS: '100' });
     await frozen.waitForLine((l) => l === 'ready');
-    // The handler ignores its signal, so it will try to complete after it is resumed.
-    const info = await client.enqueue('work', { ms: 400, ignoreSignal: true }, { maxRetries: 3, backoff: { type: 'fixed', delay: 0 } });
+    // The handler is in a synchronous step when frozen, so it completes as soon as it resumes.
+    const info = await client.enqueue('work', { busyMs: 500 }, { maxRetries: 3, backoff: { type: 'fixed', delay: 0 } });
     await frozen.waitForLine((l) => l.startsWith(`start ${info.id} 1`));
     frozen.kill('SIGSTOP');
 
