@@ -1,0 +1,315 @@
+/** Conformance: claiming tasks with a lease, and ending attempts (ack) with a lease token check. */
+import { describe, expect, it } from 'vitest';
+import type { ClaimedTask } from '../contract.js';
+import {
+  ackOk, attemptOf, cancelledAck, claimOne, claimTask, completeAck, deadAck, enqueueOne, HOUR, LEASE_MS, newTask, requeueAck,
+  retryAck, useStore, WORKER, type OpenStore,
+} from './harness.js';
+
+export function claimAckConformance(openStore: OpenStore): void {
+  describe('claim', () => {
+    const store = useStore(openStore);
+
+    it('hands out a queued task with a lease and marks it running', async () => {
+      const { backend } = store;
+      const task = newTask('work', { n: 1 }, {
+        queue: 'jobs', maxRetries: 2, timeout: 5000, deadline: Date.UTC(2100, 0, 1), backoff: { type: 'exponential', base: 100, max: 1000 },
+        headers: { h: 'v' }, links: { parentId: 'p-1' },
+      });
+      await backend.enqueue([task]);
+      const before = await backend.now();
+      const [result] = await backend.claim(WORKER, [{ queue: 'jobs', count: 5 }], 10_000);
+      const after = await backend.now();
+      expect(result).toMatchObject({ queue: 'jobs', paused: false, more: false, nextDueAt: null });
+      expect(result.now).toBeGreaterThanOrEqual(before);
+      expect(result.now).toBeLessThanOrEqual(after);
+      expect(result.tasks).toEqual([{
+        id: task.id, type: 'work', queue: 'jobs', payload: '{"n":1}', attempt: 1, maxRetries: 2, timeout: 5000,
+        deadline: Date.UTC(2100, 0, 1), createdAt: expect.any(Number), startedAt: result.now, headers: { h: 'v' },
+        links: { parentId: 'p-1' }, backoff: { type: 'exponential', base: 100, max: 1000 }, token: expect.any(String),
+        leaseExpiresAt: result.now + 10_000,
+      }]);
+      expect(result.tasks[0].token.length).toBeGreaterThan(0);
+      expect(await backend.getTask(task.id)).toMatchObject({ state: 'running', attempt: 1, workerId: WORKER, startedAt: result.now });
+      expect((await backend.getQueue('jobs'))!.counts).toMatchObject({ queued: 0, running: 1 });
+    });
+
+    it('claims at most `count`, oldest first, and says whether more are left', async () => {
+      const { backend } = store;
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push(await enqueueOne(backend, 'fifo', { i }));
+      const [first] = await backend.claim(WORKER, [{ queue: 'default', count: 3 }], LEASE_MS);
+      expect(first.tasks.map((t) => t.id)).toEqual(ids.slice(0, 3));
+      expect(first.more).toBe(true);
+      const [second] = await backend.claim(WORKER, [{ queue: 'default', count: 3 }], LEASE_MS);
+      expect(second.tasks.map((t) => t.id)).toEqual(ids.slice(3));
+      expect(second.more).toBe(false);
+      const [third] = await backend.claim(WORKER, [{ queue: 'default', count: 3 }], LEASE_MS);
+      expect(third).toMatchObject({ tasks: [], more: false, paused: false });
+    });
+
+    it('gives every claimed task its own token', async () => {
+      const { backend } = store;
+      await backend.enqueue(Array.from({ length: 10 }, (_, i) => newTask('t', { i })));
+      const [result] = await backend.claim(WORKER, [{ queue: 'default', count: 10 }], LEASE_MS);
+      expect(result.tasks).toHaveLength(10);
+      expect(new Set(result.tasks.map((t) => t.token)).size).toBe(10);
+    });
+
+    it('claims from several queues in one call, one result per request in order', async () => {
+      const { backend } = store;
+      const a = await enqueueOne(backend, 't', {}, { queue: 'a' });
+      const b1 = await enqueueOne(backend, 't', {}, { queue: 'b' });
+      const b2 = await enqueueOne(backend, 't', {}, { queue: 'b' });
+      const results = await backend.claim(WORKER, [{ queue: 'b', count: 1 }, { queue: 'empty', count: 4 }, { queue: 'a', count: 4 }], LEASE_MS);
+      expect(results.map((r) => r.queue)).toEqual(['b', 'empty', 'a']);
+      expect(results.map((r) => r.tasks.map((t) => t.id))).toEqual([[b1], [], [a]]);
+      expect(results.map((r) => r.more)).toEqual([true, false, false]);
+      expect((await backend.getTask(b2))!.state).toBe('queued');
+    });
+
+    it('returns nothing for an empty request list', async () => {
+      expect(await store.backend.claim(WORKER, [], LEASE_MS)).toEqual([]);
+    });
+
+    it('claims nothing from a paused queue, and again after resume', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend);
+      await backend.pauseQueue('default');
+      const [paused] = await backend.claim(WORKER, [{ queue: 'default', count: 5 }], LEASE_MS);
+      expect(paused).toMatchObject({ paused: true, tasks: [] });
+      expect((await backend.getTask(id))!.state).toBe('queued');
+      await backend.resumeQueue('default');
+      const [resumed] = await backend.claim(WORKER, [{ queue: 'default', count: 5 }], LEASE_MS);
+      expect(resumed.paused).toBe(false);
+      expect(resumed.tasks.map((t) => t.id)).toEqual([id]);
+    });
+
+    it('reports when the earliest scheduled or retrying task is due', async () => {
+      const { backend } = store;
+      const scheduled = newTask('s', {}, { delay: 2 * HOUR });
+      await backend.enqueue([scheduled]);
+      const [onlyScheduled] = await backend.claim(WORKER, [{ queue: 'default', count: 1 }], LEASE_MS);
+      const dueScheduled = (await backend.getTask(scheduled.id))!.nextRunAt;
+      expect(onlyScheduled.nextDueAt).toBe(dueScheduled);
+
+      const id = await enqueueOne(backend, 'r');
+      const claimed = await claimTask(backend, id);
+      await ackOk(backend, retryAck(claimed, 'soon', HOUR));
+      const dueRetry = (await backend.getTask(id))!.nextRunAt!;
+      const [both] = await backend.claim(WORKER, [{ queue: 'default', count: 1 }], LEASE_MS);
+      expect(both.nextDueAt).toBe(dueRetry);
+      expect(dueRetry).toBeLessThan(dueScheduled!);
+    });
+
+    it('moves due scheduled tasks to queued and claims them', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend, 'due', {}, { delay: 60_000 });
+      const [early] = await backend.claim(WORKER, [{ queue: 'default', count: 1 }], LEASE_MS);
+      expect(early.tasks).toEqual([]);
+      const later = await store.later(61_000);
+      const [result] = await later.claim(WORKER, [{ queue: 'default', count: 1 }], LEASE_MS);
+      expect(result.tasks.map((t) => [t.id, t.attempt])).toEqual([[id, 1]]);
+      expect(result.nextDueAt).toBeNull();
+    });
+
+    it('moves due retrying tasks to queued and claims them as the next attempt', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend, 'again');
+      const first = await claimTask(backend, id);
+      await ackOk(backend, retryAck(first, 'flaky', 30_000));
+      const [early] = await backend.claim(WORKER, [{ queue: 'default', count: 1 }], LEASE_MS);
+      expect(early.tasks).toEqual([]);
+      const [result] = await (await store.later(31_000)).claim(WORKER, [{ queue: 'default', count: 1 }], LEASE_MS);
+      expect(result.tasks).toHaveLength(1);
+      expect(result.tasks[0]).toMatchObject({ id, attempt: 2 });
+      expect(result.tasks[0].token).not.toBe(first.token);
+    });
+
+    it('does not claim tasks of other queues', async () => {
+      const { backend } = store;
+      await enqueueOne(backend, 't', {}, { queue: 'other' });
+      const [result] = await backend.claim(WORKER, [{ queue: 'default', count: 10 }], LEASE_MS);
+      expect(result.tasks).toEqual([]);
+    });
+  });
+
+  describe('ack', () => {
+    const store = useStore(openStore);
+
+    it('completes a task with its result and records the attempt', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend, 'sum', { a: 1 });
+      const claimed = await claimTask(backend, id);
+      const before = await backend.now();
+      await ackOk(backend, completeAck(claimed, { total: 3, list: ['x'] }));
+      const after = await backend.now();
+      const record = (await backend.getTask(id))!;
+      expect(record).toMatchObject({
+        state: 'completed', result: { total: 3, list: ['x'] }, attempt: 1, lastError: null, nextRunAt: null,
+        attempts: [attemptOf(claimed, 'completed')],
+      });
+      expect(record.finishedAt).toBeGreaterThanOrEqual(before);
+      expect(record.finishedAt).toBeLessThanOrEqual(after);
+      expect(await backend.getQueue('default')).toMatchObject({ counts: { running: 0, completed: 1 }, processed: 1, failed: 0 });
+    });
+
+    it('completes a task without a result (empty result text) as result null', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend);
+      const claimed = await claimTask(backend, id);
+      await ackOk(backend, { ...completeAck(claimed), result: '' });
+      expect(await backend.getTask(id)).toMatchObject({ state: 'completed', result: null });
+    });
+
+    it('puts a failed attempt to retrying, due after the delay', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend);
+      const claimed = await claimTask(backend, id);
+      const before = await backend.now();
+      await ackOk(backend, retryAck(claimed, 'connection reset', 45_000));
+      const after = await backend.now();
+      const record = (await backend.getTask(id))!;
+      expect(record).toMatchObject({
+        state: 'retrying', attempt: 1, lastError: 'connection reset', finishedAt: null,
+        attempts: [attemptOf(claimed, 'failed', 'connection reset')],
+      });
+      expect(record.nextRunAt).toBeGreaterThanOrEqual(before + 45_000);
+      expect(record.nextRunAt).toBeLessThanOrEqual(after + 45_000);
+      expect(await backend.getQueue('default')).toMatchObject({ counts: { running: 0, retrying: 1 }, processed: 1, failed: 1 });
+    });
+
+    it('gives the attempt back on a retry that is not a failure (consumed: false)', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend, 't', {}, { maxRetries: 0 });
+      const claimed = await claimTask(backend, id);
+      await ackOk(backend, retryAck(claimed, 'rate limited', 1000, false));
+      expect(await backend.getTask(id)).toMatchObject({ state: 'retrying', attempt: 0, lastError: 'rate limited' });
+      expect(await backend.getQueue('default')).toMatchObject({ failed: 0 });
+      const again = await claimOne(await store.later(2000));
+      expect(again).toMatchObject({ id, attempt: 1 });
+    });
+
+    it('dead-letters a task', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend);
+      const claimed = await claimTask(backend, id);
+      await ackOk(backend, deadAck(claimed, 'bad input'));
+      const record = (await backend.getTask(id))!;
+      expect(record).toMatchObject({ state: 'dead', lastError: 'bad input', attempts: [attemptOf(claimed, 'failed', 'bad input')] });
+      expect(record.finishedAt).toEqual(expect.any(Number));
+      expect(await backend.getQueue('default')).toMatchObject({ counts: { running: 0, dead: 1 }, processed: 1, failed: 1 });
+    });
+
+    it('cancels a task whose handler honoured the cancel', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend);
+      const claimed = await claimTask(backend, id);
+      expect(await backend.cancelTask(id)).toBe('cancel-requested');
+      await ackOk(backend, cancelledAck(claimed));
+      const record = (await backend.getTask(id))!;
+      expect(record).toMatchObject({ state: 'cancelled', lastError: 'cancelled by operator', cancelRequested: false });
+      expect(record.finishedAt).toEqual(expect.any(Number));
+      expect(await backend.getQueue('default')).toMatchObject({ counts: { running: 0, cancelled: 1 }, failed: 0 });
+    });
+
+    it('requeues a task at the front without counting the attempt', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend, 'first');
+      const claimed = await claimTask(backend, id);
+      const other = await enqueueOne(backend, 'second');
+      await ackOk(backend, requeueAck(claimed));
+      expect(await backend.getTask(id)).toMatchObject({ state: 'queued', attempt: 0, finishedAt: null });
+      expect(await backend.getQueue('default')).toMatchObject({ counts: { running: 0, queued: 2 }, failed: 0 });
+      const [result] = await backend.claim(WORKER, [{ queue: 'default', count: 2 }], LEASE_MS);
+      expect(result.tasks.map((t) => [t.id, t.attempt])).toEqual([[id, 1], [other, 1]]);
+    });
+
+    it('rejects a stale token and changes nothing', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend);
+      const claimed = await claimTask(backend, id);
+      const forged = { ...claimed, token: `${claimed.token}x` };
+      expect(await backend.ack([completeAck(forged, 'late')])).toEqual(['stale']);
+      expect(await backend.ack([deadAck(forged, 'late')])).toEqual(['stale']);
+      expect(await backend.ack([retryAck(forged, 'late', 0)])).toEqual(['stale']);
+      expect(await backend.ack([requeueAck(forged)])).toEqual(['stale']);
+      expect(await backend.getTask(id)).toMatchObject({ state: 'running', attempt: 1, result: null, lastError: null, attempts: [] });
+      expect(await backend.getQueue('default')).toMatchObject({ processed: 0, failed: 0 });
+      await ackOk(backend, completeAck(claimed, 'real'));
+      expect(await backend.getTask(id)).toMatchObject({ state: 'completed', result: 'real' });
+    });
+
+    it('rejects a second ack with the same token', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend);
+      const claimed = await claimTask(backend, id);
+      await ackOk(backend, completeAck(claimed, 1));
+      expect(await backend.ack([deadAck(claimed, 'again')])).toEqual(['stale']);
+      expect(await backend.getTask(id)).toMatchObject({ state: 'completed', result: 1, lastError: null });
+      expect((await backend.getTask(id))!.attempts).toHaveLength(1);
+    });
+
+    it('rejects the token of an earlier attempt', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend);
+      const first = await claimTask(backend, id);
+      await ackOk(backend, retryAck(first, 'x', 0));
+      const second = await claimTask(backend, id);
+      expect(await backend.ack([completeAck(first, 'old')])).toEqual(['stale']);
+      expect(await backend.getTask(id)).toMatchObject({ state: 'running', attempt: 2 });
+      await ackOk(backend, completeAck(second, 'new'));
+      expect(await backend.getTask(id)).toMatchObject({ state: 'completed', result: 'new' });
+    });
+
+    it('rejects an ack for a task that does not exist', async () => {
+      const { backend } = store;
+      const ack = completeAck({ ...fakeClaim(), id: 'no-such-task' });
+      expect(await backend.ack([ack])).toEqual(['stale']);
+      expect(await backend.getTask('no-such-task')).toBeNull();
+    });
+
+    it('applies a batch of acks across queues, each checked on its own, results in order', async () => {
+      const { backend } = store;
+      const a = await claimTask(backend, await enqueueOne(backend, 't', {}, { queue: 'qa' }), 'qa');
+      const b = await claimTask(backend, await enqueueOne(backend, 't', {}, { queue: 'qb' }), 'qb');
+      const c = await claimTask(backend, await enqueueOne(backend, 't', {}, { queue: 'qa' }), 'qa');
+      const results = await backend.ack([completeAck(a, 'A'), deadAck({ ...b, token: 'stale-token' }, 'x'), retryAck(c, 'again', 1000)]);
+      expect(results).toEqual(['ok', 'stale', 'ok']);
+      expect((await backend.getTask(a.id))!.state).toBe('completed');
+      expect((await backend.getTask(b.id))!.state).toBe('running');
+      expect((await backend.getTask(c.id))!.state).toBe('retrying');
+      expect(await backend.ack([])).toEqual([]);
+    });
+
+    it('records every attempt through retries into the dead letter', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend, 't', {}, { maxRetries: 2 });
+      const attempts = [];
+      let clock = 0;
+      for (let n = 1; n <= 3; n++) {
+        const view = await store.later(clock);
+        const claimed = await claimTask(view, id);
+        expect(claimed.attempt).toBe(n);
+        if (n < 3) {
+          await ackOk(view, retryAck(claimed, `failure ${n}`, 1000));
+          attempts.push(attemptOf(claimed, 'failed', `failure ${n}`));
+        } else {
+          await ackOk(view, deadAck(claimed, 'failure 3'));
+          attempts.push(attemptOf(claimed, 'failed', 'failure 3'));
+        }
+        clock += 2000;
+      }
+      expect(await backend.getTask(id)).toMatchObject({ state: 'dead', attempt: 3, lastError: 'failure 3', attempts });
+      expect(await backend.getQueue('default')).toMatchObject({ processed: 3, failed: 3 });
+    });
+  });
+}
+
+/** A claimed task that never existed, for acks against unknown ids. */
+function fakeClaim(): ClaimedTask {
+  return {
+    id: 'x', type: 't', queue: 'default', payload: '{}', attempt: 1, maxRetries: 0, timeout: 1000, deadline: null, createdAt: 0,
+    startedAt: 0, headers: {}, links: {}, backoff: null, token: '1', leaseExpiresAt: 0,
+  };
+}

@@ -1,0 +1,164 @@
+/** Conformance: notifications, the worker registry, the store clock and closing a backend. */
+import { describe, expect, it } from 'vitest';
+import type { BackendEvent, WorkerInfo } from '../contract.js';
+import {
+  ackOk, cancelledAck, claimTask, completeAck, deadAck, enqueueOne, expectCode, HOUR, retryAck, subscribeUntil, timed, useStore, type OpenStore,
+} from './harness.js';
+
+function workerInfo(id: string, running: string[] = []): WorkerInfo {
+  return { id, host: 'host-1', pid: 4242, queues: ['critical', 'default'], concurrency: 10, running, startedAt: 1_700_000_000_000, version: '0.1.0' };
+}
+
+export function eventsAndWorkersConformance(openStore: OpenStore): void {
+  describe('subscribe', () => {
+    const store = useStore(openStore);
+
+    it('announces finished tasks to subscribers of another backend instance', async () => {
+      const { backend } = store;
+      const other = await store.reopen();
+      const done = await enqueueOne(other, 't', {}, { queue: 'q1' });
+      const dead = await enqueueOne(other, 't', {}, { queue: 'q2' });
+      const cancelled = await enqueueOne(other);
+      const archived = await enqueueOne(other);
+      const events = await subscribeUntil(backend, (e) => e.length >= 4, async () => {
+        await ackOk(other, completeAck(await claimTask(other, done, 'q1'), 'ok'));
+        await ackOk(other, deadAck(await claimTask(other, dead, 'q2'), 'bad'));
+        expect(await other.cancelTask(cancelled)).toBe('cancelled');
+        await other.archiveTask(archived);
+      });
+      expect(events).toEqual<BackendEvent[]>([
+        { kind: 'finished', id: done, queue: 'q1', state: 'completed' },
+        { kind: 'finished', id: dead, queue: 'q2', state: 'dead' },
+        { kind: 'finished', id: cancelled, queue: 'default', state: 'cancelled' },
+        { kind: 'finished', id: archived, queue: 'default', state: 'dead' },
+      ]);
+    });
+
+    it('announces a cancel request for a running task, then its end', async () => {
+      const { backend } = store;
+      const other = await store.reopen();
+      const claimed = await claimTask(other, await enqueueOne(other));
+      const events = await subscribeUntil(backend, (e) => e.length >= 2, async () => {
+        expect(await other.cancelTask(claimed.id)).toBe('cancel-requested');
+        await ackOk(other, cancelledAck(claimed));
+      });
+      expect(events).toEqual<BackendEvent[]>([
+        { kind: 'cancel-requested', id: claimed.id, queue: 'default' },
+        { kind: 'finished', id: claimed.id, queue: 'default', state: 'cancelled' },
+      ]);
+    });
+
+    it('does not announce a retry, a requeue or a stale ack', async () => {
+      const { backend } = store;
+      const retried = await claimTask(backend, await enqueueOne(backend));
+      const marker = await enqueueOne(backend);
+      const events = await subscribeUntil(backend, (e) => e.some((x) => x.kind === 'finished' && x.id === marker), async () => {
+        await ackOk(backend, retryAck(retried, 'x', HOUR));
+        expect(await backend.ack([completeAck(retried)])).toEqual(['stale']);
+        await backend.cancelTask(marker);
+      });
+      expect(events).toEqual([{ kind: 'finished', id: marker, queue: 'default', state: 'cancelled' }]);
+    });
+
+    it('stops calling a listener after unsubscribe, other listeners go on', async () => {
+      const { backend } = store;
+      const dropped: BackendEvent[] = [];
+      const unsubscribe = await backend.subscribe((e) => dropped.push(e));
+      await unsubscribe();
+      const id = await enqueueOne(backend);
+      const events = await subscribeUntil(backend, (e) => e.length >= 1, async () => {
+        await backend.cancelTask(id);
+      });
+      expect(events).toEqual([{ kind: 'finished', id, queue: 'default', state: 'cancelled' }]);
+      expect(dropped).toEqual([]);
+    });
+  });
+
+  describe('worker registry', () => {
+    const store = useStore(openStore);
+
+    it('lists workers with their heartbeat', async () => {
+      const { backend } = store;
+      expect(await backend.listWorkers()).toEqual([]);
+      const before = await backend.now();
+      await backend.heartbeat(workerInfo('w-1'), 30_000);
+      await backend.heartbeat(workerInfo('w-2', ['t-1']), 30_000);
+      const after = await backend.now();
+      const workers = (await (await store.reopen()).listWorkers()).sort((a, b) => a.id.localeCompare(b.id));
+      expect(workers).toEqual([
+        { ...workerInfo('w-1'), lastHeartbeatAt: expect.any(Number) },
+        { ...workerInfo('w-2', ['t-1']), lastHeartbeatAt: expect.any(Number) },
+      ]);
+      for (const w of workers) {
+        expect(w.lastHeartbeatAt).toBeGreaterThanOrEqual(before);
+        expect(w.lastHeartbeatAt).toBeLessThanOrEqual(after);
+      }
+    });
+
+    it('replaces a worker’s entry on each heartbeat', async () => {
+      const { backend } = store;
+      await backend.heartbeat(workerInfo('w-1', ['a']), 30_000);
+      await backend.heartbeat(workerInfo('w-1', ['b', 'c']), 30_000);
+      expect(await backend.listWorkers()).toEqual([{ ...workerInfo('w-1', ['b', 'c']), lastHeartbeatAt: expect.any(Number) }]);
+    });
+
+    it('drops a worker whose heartbeats stopped for longer than the TTL', async () => {
+      const { backend } = store;
+      await backend.heartbeat(workerInfo('w-short'), 10_000);
+      await backend.heartbeat(workerInfo('w-long'), 60_000);
+      expect((await (await store.later(5000)).listWorkers()).map((w) => w.id).sort()).toEqual(['w-long', 'w-short']);
+      expect((await (await store.later(11_000)).listWorkers()).map((w) => w.id)).toEqual(['w-long']);
+      expect(await (await store.later(61_000)).listWorkers()).toEqual([]);
+    });
+
+    it('removes a worker', async () => {
+      const { backend } = store;
+      await backend.heartbeat(workerInfo('w-1'), 30_000);
+      await backend.heartbeat(workerInfo('w-2'), 30_000);
+      await backend.removeWorker('w-1');
+      expect((await backend.listWorkers()).map((w) => w.id)).toEqual(['w-2']);
+      await backend.removeWorker('never-registered');
+      expect(await backend.listWorkers()).toHaveLength(1);
+    });
+  });
+
+  describe('now and close', () => {
+    const store = useStore(openStore);
+
+    it("now() is the store's clock in epoch ms, shifted by the clock offset", async () => {
+      const { backend } = store;
+      const a = await backend.now();
+      expect(Number.isInteger(a)).toBe(true);
+      expect(Math.abs(a - Date.now())).toBeLessThan(60_000);
+      const b = await backend.now();
+      expect(b).toBeGreaterThanOrEqual(a);
+      const shifted = await (await store.later(HOUR)).now();
+      const c = await backend.now();
+      expect(shifted - HOUR).toBeGreaterThanOrEqual(b);
+      expect(shifted - HOUR).toBeLessThanOrEqual(c);
+    });
+
+    it('a closed backend refuses work; closing twice is fine; the store stays usable', async () => {
+      const { backend } = store;
+      const other = await store.reopen();
+      const id = await enqueueOne(other);
+      await other.close();
+      await other.close();
+      await expectCode(other.now(), 'TL_CLOSED');
+      await expectCode(other.getTask(id), 'TL_CLOSED');
+      await expectCode(other.claim('w', [{ queue: 'default', count: 1 }], 1000), 'TL_CLOSED');
+      expect((await backend.getTask(id))!.state).toBe('queued');
+    });
+
+    it('close ends a pending waitForWork at once', async () => {
+      const other = await store.reopen();
+      const elapsed = await timed(async () => {
+        const waiting = other.waitForWork(['default'], 10_000, new AbortController().signal);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await other.close();
+        await waiting;
+      });
+      expect(elapsed).toBeLessThan(2000);
+    });
+  });
+}

@@ -1,0 +1,32 @@
+/**
+ * The backend conformance suite: one set of tests every backend must pass unchanged, run against
+ * a real store. Each area lives in its own file; this file composes them.
+ *
+ *   import { runConformanceSuite } from '../../src/backend/conformance/suite.js';
+ *   runConformanceSuite('redis', () => redisStore());
+ *
+ * The factory opens a fresh, isolated store per test (a key prefix, a database file) and returns
+ * its backend, `reopen({ clockOffsetMs })` to open another backend on the same store with a
+ * shifted clock (time-based behaviour is tested with clock offsets, not sleeps), and `cleanup()`.
+ */
+import { describe } from 'vitest';
+import { claimAckConformance } from './claim-ack.js';
+import { enqueueConformance } from './enqueue.js';
+import { eventsAndWorkersConformance } from './events-workers.js';
+import type { ConformanceStore, OpenStore } from './harness.js';
+import { inspectionConformance } from './inspection.js';
+import { leaseConformance } from './leases.js';
+import { operationConformance } from './operations.js';
+
+export type { ConformanceStore, OpenStore };
+
+export function runConformanceSuite(name: string, openStore: OpenStore): void {
+  describe(`backend conformance: ${name}`, () => {
+    enqueueConformance(openStore);
+    claimAckConformance(openStore);
+    leaseConformance(openStore);
+    operationConformance(openStore);
+    inspectionConformance(openStore);
+    eventsAndWorkersConformance(openStore);
+  });
+}
