@@ -67,7 +67,7 @@ export class Client {
     const outcomes = await this.store(tasks);
     const rejected = outcomes.filter((o) => !o.ok);
     if (rejected.length > 0) {
-      const first = rejected[0] as Extract<EnqueueOutcome, { ok: false }>;
+      const first = rejected[0];
       throw new TasklineError(
         'TL_TASK_CONFLICT',
         `${rejected.length} of ${tasks.length} tasks were rejected (first: ${conflictError(first).message}); the other ${tasks.length - rejected.length} were enqueued`,

@@ -84,7 +84,7 @@ function untilDoneOrAborted(promise: Promise<unknown>, execution: Execution): Pr
   return new Promise((resolve, reject) => {
     const signal = execution.signal;
     const onAbort = () => {
-      if (execution.abortReason !== 'cancelled') reject(signal.reason);
+      if (execution.abortReason !== 'cancelled') reject(signal.reason as Error);
     };
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });

@@ -58,7 +58,7 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

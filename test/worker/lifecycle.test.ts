@@ -242,7 +242,7 @@ describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
     startWorker({}, (w) =>
       w.handle('long', async (_p, ctx) => {
         started();
-        await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+        await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)));
       }),
     );
     const info = await client.enqueue('long', {});
@@ -275,7 +275,7 @@ describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
     const sendEmail = defineTask('email:send', { schema: z.object({ to: z.string().email(), subject: z.string() }) });
     const handled: unknown[] = [];
     startWorker({}, (w) => w.handle(sendEmail, async (payload) => void handled.push(payload)));
-    await expect(client.enqueue(sendEmail, { to: 'not-an-email', subject: 'x' } as never)).rejects.toMatchObject({ code: 'TL_VALIDATION_FAILED' });
+    await expect(client.enqueue(sendEmail, { to: 'not-an-email', subject: 'x' })).rejects.toMatchObject({ code: 'TL_VALIDATION_FAILED' });
     expect((await store.backend.getQueue('default'))?.counts.queued ?? 0).toBe(0);
     const ok = await client.enqueue(sendEmail, { to: 'a@example.com', subject: 'hi' });
     await client.waitFor(ok.id, { timeout: 5000 });
