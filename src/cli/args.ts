@@ -1,0 +1,53 @@
+/** Parsers of option and argument values; a bad value is a usage error (exit 2) saying what is accepted. */
+import { InvalidArgumentError } from 'commander';
+import { TASK_STATES, type TaskState } from '../core/task.js';
+import { DURATION_FORM, parseDuration } from '../config/index.js';
+import { UsageError } from './errors.js';
+
+export function positiveInt(max = 1_000_000): (value: string) => number {
+  return (value) => {
+    const n = /^\d+$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`give a whole number from 1 to ${max}.`);
+    return n;
+  };
+}
+
+export function wholeNumber(max = 1_000_000): (value: string) => number {
+  return (value) => {
+    const n = /^\d+$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n) || n > max) throw new InvalidArgumentError(`give a whole number from 0 to ${max}.`);
+    return n;
+  };
+}
+
+export function duration(min = 0): (value: string) => number {
+  return (value) => {
+    try {
+      return parseDuration('value', value, 'flag', { min });
+    } catch {
+      throw new InvalidArgumentError(`give ${DURATION_FORM}${min > 0 ? ` (at least ${min} ms)` : ''}.`);
+    }
+  };
+}
+
+export function taskState(value: string): TaskState {
+  if (!(TASK_STATES as readonly string[]).includes(value)) throw new InvalidArgumentError(`give one of ${TASK_STATES.join(', ')}.`);
+  return value as TaskState;
+}
+
+/** A payload given as JSON text; `-` reads it from stdin. */
+export async function parsePayload(text: string | undefined): Promise<unknown> {
+  if (text === undefined) return {};
+  const source = text === '-' ? await readStdin() : text;
+  try {
+    return JSON.parse(source);
+  } catch (error) {
+    throw new UsageError(`the payload is not valid JSON (${(error as Error).message}); give a JSON value such as '{"to":"a@example.com"}', or - to read it from stdin`);
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,56 @@
+/**
+ * `taskline dev`: everything in one process on the embedded store — today a worker with the
+ * example handlers. The scheduler, HTTP API and dashboard join here as they are built; until
+ * then the banner says they are not running.
+ */
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { resolve } from 'node:path';
+import { Worker } from '../../worker/worker.js';
+import { EXAMPLE_QUEUES, registerExamples } from '../../examples/handlers.js';
+import { exampleOptionsFromEnv, outboxDir } from '../../examples/options.js';
+import { VERSION } from '../../version.js';
+import { positiveInt } from '../args.js';
+import { withContext } from '../run.js';
+import { reportAttempts, runUntilSignal } from '../worker-runner.js';
+
+interface DevOptions {
+  concurrency: number;
+}
+
+export function registerDevCommand(program: Command): void {
+  program
+    .command('dev')
+    .description('run everything in one process on the embedded store: a worker with the example handlers')
+    .addOption(new Option('--concurrency <n>', 'tasks run at once').default(10).argParser(positiveInt(10_000)))
+    .action(async (options: DevOptions, command: Command) =>
+      withContext(command, async (ctx) => {
+        const examples = exampleOptionsFromEnv();
+        const backend = await ctx.backend({ create: true });
+        const worker = new Worker(backend, { concurrency: options.concurrency, queues: EXAMPLE_QUEUES });
+        const types = registerExamples(worker, examples);
+        reportAttempts(ctx, worker);
+        const store = ctx.settings.backend.startsWith('sqlite:')
+          ? `${ctx.backendLabel} (embedded, ${resolve(ctx.settings.backend.slice('sqlite:'.length))})`
+          : ctx.backendLabel;
+        const notYet = ['scheduler (example schedules weekly-report, session-cleanup, external-sync)', `HTTP API (port ${ctx.settings.port})`, 'dashboard'];
+        if (ctx.out.json) {
+          ctx.out.event({
+            event: 'started', version: VERSION, backend: ctx.backendLabel, worker: { id: worker.id, queues: EXAMPLE_QUEUES, concurrency: options.concurrency },
+            handlers: types, dataDir: examples.dataDir, mail: examples.smtpUrl ? 'smtp' : outboxDir(examples), notRunning: ['scheduler', 'http-api', 'dashboard'], at: Date.now(),
+          });
+        } else {
+          ctx.out.line(`taskline dev ${VERSION}`);
+          ctx.out.line(`  store       ${store}`);
+          ctx.out.line(`  worker      ${worker.id}: queues ${EXAMPLE_QUEUES}, concurrency ${options.concurrency}`);
+          ctx.out.line(`  handlers    ${types.join(', ')}`);
+          ctx.out.line(`  app data    ${examples.appDatabase} (sessions, synced records); reports and images in ${examples.dataDir}`);
+          ctx.out.line(`  mail        ${examples.smtpUrl ? `SMTP ${examples.smtpUrl.replace(/\/\/[^@/]*@/, '//***@')}` : `${outboxDir(examples)} (set SMTP_URL to send for real)`}`);
+          ctx.out.line(`  not yet     ${notYet.join(', ')}: not part of this build`);
+          ctx.out.line(`  try         taskline enqueue report:generate '{"title":"Demo"}' --queue critical --wait`);
+          ctx.out.line('ready — Ctrl-C stops (running tasks finish first)');
+        }
+        await runUntilSignal(ctx, worker);
+      }),
+    );
+}

@@ -1,0 +1,51 @@
+/** `taskline worker --handlers <module> [--concurrency N] [--queues critical=6,default=3,low=1] [--strict]` */
+import { hostname } from 'node:os';
+import { Option, type Command } from 'commander';
+import { Worker } from '../../worker/worker.js';
+import { parseQueues } from '../../worker/queue-picker.js';
+import { positiveInt, duration } from '../args.js';
+import { loadHandlersModule } from '../handlers-module.js';
+import { withContext } from '../run.js';
+import { reportAttempts, runUntilSignal } from '../worker-runner.js';
+
+interface WorkerCommandOptions {
+  handlers: string;
+  concurrency?: number;
+  queues?: string;
+  strict?: boolean;
+  shutdownTimeout?: number;
+}
+
+export function registerWorkerCommand(program: Command): void {
+  program
+    .command('worker')
+    .description('run a worker with the handlers of a module until SIGTERM/SIGINT')
+    .requiredOption('--handlers <module>', 'JS module: default export { [type]: handler } or (worker) => …')
+    .addOption(new Option('--concurrency <n>', 'tasks run at once (default 10)').argParser(positiveInt(10_000)))
+    .option('--queues <list>', 'queues with weights, e.g. critical=6,default=3,low=1 (default: the default queue)')
+    .option('--strict', 'strict priority: always drain the highest-weight queue first')
+    .addOption(new Option('--shutdown-timeout <duration>', 'how long a graceful stop waits for running tasks (default 30s)').argParser(duration()))
+    .action(async (options: WorkerCommandOptions, command: Command) =>
+      withContext(command, async (ctx) => {
+        const queues = options.queues ?? ctx.settings.defaultQueue;
+        parseQueues(queues); // a bad --queues is reported before anything is loaded or opened
+        const register = await loadHandlersModule(options.handlers);
+        const worker = new Worker(await ctx.backend({ create: true }), {
+          concurrency: options.concurrency,
+          queues,
+          strict: options.strict === true,
+          shutdownTimeout: options.shutdownTimeout,
+        });
+        await register(worker);
+        reportAttempts(ctx, worker);
+        const description = { id: worker.id, host: hostname(), pid: process.pid, backend: ctx.backendLabel, queues: worker.queues, concurrency: options.concurrency ?? 10, strict: options.strict === true };
+        if (ctx.out.json) ctx.out.event({ event: 'started', ...description, at: Date.now() });
+        else {
+          ctx.out.line(`taskline worker ${worker.id} on ${ctx.backendLabel}`);
+          ctx.out.line(`  queues ${queues}${options.strict ? ' (strict priority)' : ''} · concurrency ${description.concurrency} · handlers from ${options.handlers}`);
+          ctx.out.line('  ready — SIGTERM/SIGINT stops gracefully');
+        }
+        await runUntilSignal(ctx, worker);
+      }),
+    );
+}

@@ -1,0 +1,85 @@
+/**
+ * The JSON the CLI prints with --json. Fields are listed explicitly so the shape only changes on
+ * purpose: camelCase names as in the library, instants as epoch milliseconds (null when unset).
+ */
+import type { QueueInfo, WorkerInfo } from '../backend/contract.js';
+import type { TaskInfo, TaskRecord } from '../core/task.js';
+
+export function taskInfoJson(info: TaskInfo) {
+  return { id: info.id, type: info.type, queue: info.queue, state: info.state };
+}
+
+/** A task in a list: everything but payload, result, attempts and logs. */
+export function taskSummaryJson(task: TaskRecord) {
+  return {
+    id: task.id,
+    type: task.type,
+    queue: task.queue,
+    state: task.state,
+    attempt: task.attempt,
+    maxRetries: task.maxRetries,
+    lastError: task.lastError,
+    createdAt: task.createdAt,
+    startedAt: task.startedAt,
+    finishedAt: task.finishedAt,
+    nextRunAt: task.nextRunAt,
+  };
+}
+
+export function taskJson(task: TaskRecord) {
+  return {
+    ...taskSummaryJson(task),
+    payload: task.payload,
+    result: task.result ?? null,
+    progress: task.progress ?? null,
+    timeout: task.timeout,
+    deadline: task.deadline,
+    enqueuedAt: task.enqueuedAt,
+    workerId: task.workerId,
+    cancelRequested: task.cancelRequested,
+    headers: task.headers,
+    links: task.links,
+    attempts: task.attempts.map((a) => ({
+      attempt: a.attempt,
+      startedAt: a.startedAt,
+      finishedAt: a.finishedAt,
+      outcome: a.outcome,
+      error: a.error,
+      workerId: a.workerId,
+    })),
+    logs: task.logs.map((line) => ({ at: line.at, message: line.message })),
+  };
+}
+
+export function queueJson(queue: QueueInfo) {
+  return {
+    name: queue.name,
+    paused: queue.paused,
+    counts: {
+      scheduled: queue.counts.scheduled ?? 0,
+      queued: queue.counts.queued ?? 0,
+      running: queue.counts.running ?? 0,
+      retrying: queue.counts.retrying ?? 0,
+      completed: queue.counts.completed ?? 0,
+      dead: queue.counts.dead ?? 0,
+      cancelled: queue.counts.cancelled ?? 0,
+    },
+    processed: queue.processed,
+    failed: queue.failed,
+    latencyMs: queue.latency,
+  };
+}
+
+export function workerJson(worker: WorkerInfo) {
+  return {
+    id: worker.id,
+    host: worker.host,
+    pid: worker.pid,
+    queues: worker.queues,
+    concurrency: worker.concurrency,
+    running: worker.running,
+    startedAt: worker.startedAt,
+    lastHeartbeatAt: worker.lastHeartbeatAt ?? null,
+    version: worker.version,
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * The example task types (DESIGN §13), declared once with their payload schemas and defaults so
+ * producers and workers share them: `client.enqueue(reportGenerate, { title: 'Q3' })`.
+ */
+import { z } from 'zod';
+import { defineTask } from '../client/define-task.js';
+
+const recipients = z.union([z.string().email(), z.array(z.string().email()).min(1).max(50)]);
+
+export const sendReport = defineTask('send_report', {
+  schema: z.object({ to: recipients, title: z.string().min(1).max(200).default('Weekly report'), days: z.number().int().min(1).max(366).default(7) }),
+});
+
+export const cleanExpiredSessions = defineTask('clean_expired_sessions', {
+  schema: z.object({ olderThanDays: z.number().int().min(0).max(3650).default(30), batchSize: z.number().int().min(1).max(100_000).default(1_000) }),
+});
+
+export const syncExternalData = defineTask('sync_external_data', {
+  schema: z.object({
+    url: z.string().url().refine((u) => /^https?:/.test(u), 'must be an http(s) URL'),
+    source: z.string().min(1).max(100).optional(),
+    timeoutMs: z.number().int().min(100).max(120_000).default(15_000),
+  }),
+  defaults: { queue: 'sync_workers' },
+});
+
+export const emailDeliver = defineTask('email:deliver', {
+  schema: z.object({ to: recipients, subject: z.string().max(998), text: z.string().max(1_000_000), from: z.string().email().optional() }),
+});
+
+export const reportGenerate = defineTask('report:generate', {
+  schema: z.object({ title: z.string().min(1).max(200).default('Synced records'), source: z.string().min(1).max(100).optional() }),
+  defaults: { queue: 'critical', timeout: 60_000 },
+});
+
+export const imageResize = defineTask('image:resize', {
+  schema: z.object({
+    /** A binary PPM (P6) file inside the examples' data directory; default: a generated test card. */
+    input: z.string().min(1).max(500).optional(),
+    width: z.number().int().min(1).max(4096),
+    height: z.number().int().min(1).max(4096),
+  }),
+});
+
+export const EXAMPLE_TASKS = [sendReport, cleanExpiredSessions, syncExternalData, emailDeliver, reportGenerate, imageResize];
