@@ -87,7 +87,7 @@ export function attemptOf(task: ClaimedTask, outcome: AttemptRecord['outcome'], 
   return { attempt: task.attempt, startedAt: task.startedAt, finishedAt: task.startedAt + 5, outcome, error, stack: null, workerId: WORKER };
 }
 
-export function completeAck(task: ClaimedTask, result: unknown = null): Ack {
+export function completeAck(task: ClaimedTask, result: unknown = null): Extract<Ack, { kind: 'complete' }> {
   return { kind: 'complete', id: task.id, queue: task.queue, token: task.token, attempt: attemptOf(task, 'completed'), result: JSON.stringify(result) };
 }
 

@@ -119,11 +119,14 @@ export class RedisBackend implements Backend {
     const customIds = tasks.filter((t) => !isGeneratedId(t.id));
     const elsewhere = customIds.length > 0 ? await this.idsInOtherQueues(customIds) : new Set<string>();
     const byQueue = new Map<string, number[]>();
+    // A repeat of an id within the batch is a conflict too, even when it names another queue.
+    const seen = new Set<string>();
     tasks.forEach((task, index) => {
-      if (elsewhere.has(task.id)) {
+      if (elsewhere.has(task.id) || seen.has(task.id)) {
         outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
         return;
       }
+      seen.add(task.id);
       const list = byQueue.get(task.queue);
       if (list) list.push(index);
       else byQueue.set(task.queue, [index]);
@@ -256,9 +259,10 @@ export class RedisBackend implements Backend {
     const seconds = Math.max(0.01, timeoutMs / 1000).toFixed(3);
     let onAbort: (() => void) | undefined;
     let guard: NodeJS.Timeout | undefined;
+    let popped = false;
     try {
       await Promise.race([
-        blocking.bzpopmin(...markers, seconds),
+        blocking.bzpopmin(...markers, seconds).finally(() => (popped = true)),
         new Promise<void>((resolve) => {
           onAbort = resolve;
           signal.addEventListener('abort', onAbort, { once: true });
@@ -271,6 +275,12 @@ export class RedisBackend implements Backend {
     } finally {
       if (onAbort) signal.removeEventListener('abort', onAbort);
       clearTimeout(guard);
+      if (!popped) {
+        // Aborted while BZPOPMIN still blocks: left alone it would swallow the next wake-up and
+        // hold up the next wait on this connection, so drop the connection.
+        if (this.blocking === blocking) this.blocking = null;
+        blocking.disconnect();
+      }
     }
   }
 

@@ -16,13 +16,19 @@ for i = 1, count do
   else
     local conflict = nil
     if unique_index > 0 then
+      -- The key holds '<holder id>\t<expiry>': the TTL is judged by the store clock (NOW); the PX
+      -- expiry only removes keys nobody looks at any more.
       local unique_key = KEYS[unique_index]
-      local holder = redis.call('GET', unique_key)
-      if holder then
-        local held = get_meta(holder)
-        if held and not FINISHED[held.s] then conflict = holder end
+      local value = redis.call('GET', unique_key)
+      if value then
+        local holder, expires = string.match(value, '^(.*)\t(%d+)$')
+        if not holder then holder = value end -- written before the expiry was stored
+        if expires == nil or tonumber(expires) > NOW then
+          local held = get_meta(holder)
+          if held and not FINISHED[held.s] then conflict = holder end
+        end
       end
-      if not conflict then redis.call('SET', unique_key, id, 'PX', unique_ttl) end
+      if not conflict then redis.call('SET', unique_key, id .. '\t' .. string.format('%d', NOW + tonumber(unique_ttl)), 'PX', unique_ttl) end
     end
     if conflict then
       out[i] = 'u:' .. conflict
