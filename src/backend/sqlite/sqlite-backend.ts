@@ -1,9 +1,264 @@
+/**
+ * The embedded store: one SQLite file (WAL mode, via better-sqlite3), shared safely by several
+ * processes on one host. Every state transition is one `BEGIN IMMEDIATE` transaction, with the
+ * same semantics as the Redis backend's Lua scripts. The pieces:
+ * - database.ts   opening, pragmas, durability, busy handling;   schema.ts + migrations/  the schema
+ * - transition.ts the bookkeeping of one write transaction;      lifecycle.ts  moves between states
+ * - enqueue.ts, claim.ts, ack.ts, maintenance.ts, operate.ts     the transitions
+ * - inspect.ts, workers.ts                                       reading; the worker registry
+ * - notifier.ts   waking waiting workers and subscribers, across processes
+ */
+import type Database from 'better-sqlite3';
 import { TasklineError } from '../../core/errors.js';
-import type { Backend } from '../contract.js';
+import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
+import type {
+  Ack, AckResult, Backend, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
+  QueueInfo, RenewResult, TaskPage, Unsubscribe, WorkerInfo,
+} from '../contract.js';
+import { ackAttempts, renewLeases, reportProgress } from './ack.js';
+import { claimTasks } from './claim.js';
+import { openDatabase, retryBusy, StatementCache, type Synchronous } from './database.js';
+import { enqueueTasks } from './enqueue.js';
+import * as inspect from './inspect.js';
+import { forwardDue } from './lifecycle.js';
+import { deleteExpiredTasks, recoverExpiredLeases } from './maintenance.js';
+import { Notifier } from './notifier.js';
+import { BULK_BATCH, operateBatch, operateTask, type Action } from './operate.js';
+import { Transition } from './transition.js';
+import { listWorkers, pruneWorkers, recordHeartbeat, removeWorker } from './workers.js';
 
-/** Placeholder until the SQLite backend lands. */
-export class SqliteBackend {
-  static async open(_path: string, _options: { clockOffsetMs?: number } = {}): Promise<Backend> {
-    throw new TasklineError('TL_INVALID_CONFIG', 'the SQLite backend is not available yet');
+export interface SqliteBackendOptions {
+  /** Test only: ms added to the store's clock, to simulate a skewed clock. Default 0. */
+  clockOffsetMs?: number;
+  /**
+   * `NORMAL`: a commit survives the crash or SIGKILL of any process, not an OS crash or power
+   * loss; `FULL`: also those, with an fsync per commit. Default `NORMAL`.
+   */
+  synchronous?: Synchronous;
+  /** ms a transaction waits inside SQLite for another process's write lock. Default 2000. */
+  busyTimeoutMs?: number;
+  /** ms between checks for commits of other processes (to wake waiting workers and subscribers). Default 5. */
+  pollIntervalMs?: number;
+}
+
+export class SqliteBackend implements Backend {
+  readonly kind = 'sqlite' as const;
+  private readonly sql: StatementCache;
+  private readonly notifier: Notifier;
+  private readonly offset: number;
+  private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
+  /** Each queue's signal as of this backend's last claim from it or wait on it (see Notifier.waitForSignal). */
+  private readonly seenSignals = new Map<string, number>();
+  private closed = false;
+
+  private constructor(private readonly db: Database.Database, options: SqliteBackendOptions) {
+    this.offset = options.clockOffsetMs ?? 0;
+    this.sql = new StatementCache(db);
+    this.notifier = new Notifier(this.sql, options.pollIntervalMs ?? 5);
+    this.transaction = db.transaction((work: () => unknown) => work());
+  }
+
+  /** Opens (creating when missing) the database file at `path` and migrates its schema. */
+  static async open(path: string, options: SqliteBackendOptions = {}): Promise<SqliteBackend> {
+    const db = openDatabase(path, { busyTimeoutMs: options.busyTimeoutMs ?? 2000, synchronous: options.synchronous ?? 'NORMAL' });
+    return new SqliteBackend(db, options);
+  }
+
+  private clock(): number {
+    return Date.now() + this.offset;
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new TasklineError('TL_CLOSED', 'the SQLite backend is closed');
+  }
+
+  /** Runs one state transition in one BEGIN IMMEDIATE transaction, then announces what it changed. */
+  private async write<T>(work: (t: Transition) => T): Promise<T> {
+    this.ensureOpen();
+    const [result, t] = await retryBusy(() => {
+      this.ensureOpen();
+      return this.transaction.immediate(() => {
+        const transition = new Transition(this.sql, this.clock());
+        const value = work(transition);
+        transition.flush();
+        return [value, transition] as const;
+      }) as readonly [T, Transition];
+    });
+    this.notifier.committed(t.woken, t.events);
+    return result;
+  }
+
+  /** Runs reads in one deferred (read-only) transaction: a consistent snapshot. */
+  private async read<T>(work: (now: number) => T): Promise<T> {
+    this.ensureOpen();
+    return retryBusy(() => {
+      this.ensureOpen();
+      return this.transaction.deferred(() => work(this.clock())) as T;
+    });
+  }
+
+  async now(): Promise<number> {
+    this.ensureOpen();
+    return this.clock();
+  }
+
+  // ── producing ───────────────────────────────────────────────────────────────
+
+  async enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+    if (tasks.length === 0) return [];
+    return this.write((t) => enqueueTasks(t, tasks));
+  }
+
+  // ── working ─────────────────────────────────────────────────────────────────
+
+  async claim(workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<ClaimResult[]> {
+    if (requests.length === 0) return [];
+    const { results, signals } = await this.write((t) => claimTasks(t, workerId, requests, leaseMs));
+    for (const [queue, signal] of signals) this.seenSignals.set(queue, Math.max(signal, this.seenSignals.get(queue) ?? 0));
+    return results;
+  }
+
+  async ack(acks: Ack[]): Promise<AckResult[]> {
+    if (acks.length === 0) return [];
+    return this.write((t) => ackAttempts(t, acks));
+  }
+
+  async renewLeases(leases: LeaseRef[], leaseMs: number): Promise<RenewResult> {
+    if (leases.length === 0) return { lost: [], cancelRequested: [] };
+    return this.write((t) => renewLeases(t, leases, leaseMs));
+  }
+
+  async waitForWork(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted || queues.length === 0) return;
+    this.ensureOpen();
+    await this.notifier.waitForSignal(queues, this.seenSignals, timeoutMs, signal);
+  }
+
+  async forwardDue(queue: string, limit: number): Promise<number> {
+    return this.write((t) => forwardDue(t, queue, limit));
+  }
+
+  async recoverExpired(queue: string, limit: number): Promise<number> {
+    return this.write((t) => recoverExpiredLeases(t, queue, limit));
+  }
+
+  async cleanup(queue: string, limit: number): Promise<number> {
+    return this.write((t) => deleteExpiredTasks(t, queue, limit));
+  }
+
+  async reportProgress(lease: LeaseRef, update: { logs?: TaskLogLine[]; progress?: unknown }): Promise<AckResult> {
+    return this.write((t) => reportProgress(t, lease, update));
+  }
+
+  // ── notifications ───────────────────────────────────────────────────────────
+
+  async subscribe(listener: (event: BackendEvent) => void): Promise<Unsubscribe> {
+    this.ensureOpen();
+    const unsubscribe = this.notifier.subscribe(listener);
+    return async () => unsubscribe();
+  }
+
+  // ── workers ─────────────────────────────────────────────────────────────────
+
+  async heartbeat(info: WorkerInfo, ttlMs: number): Promise<void> {
+    await this.write((t) => {
+      recordHeartbeat(t, info, ttlMs);
+      pruneWorkers(t);
+    });
+  }
+
+  async removeWorker(id: string): Promise<void> {
+    await this.write((t) => removeWorker(t, id));
+  }
+
+  async listWorkers(): Promise<WorkerInfo[]> {
+    return this.read((now) => listWorkers(this.sql, now));
+  }
+
+  // ── operating ───────────────────────────────────────────────────────────────
+
+  async pauseQueue(queue: string): Promise<void> {
+    await this.write((t) => t.setPaused(queue, true));
+  }
+
+  async resumeQueue(queue: string): Promise<void> {
+    await this.write((t) => {
+      // Resuming a queue never used registers nothing (as on Redis).
+      if (!t.get('SELECT 1 FROM queues WHERE name = ?', queue)) return;
+      t.setPaused(queue, false);
+      t.wake(queue);
+    });
+  }
+
+  async cancelTask(id: string): Promise<'cancelled' | 'cancel-requested'> {
+    return (await this.write((t) => operateTask(t, id, 'cancel'))) === 'requested' ? 'cancel-requested' : 'cancelled';
+  }
+
+  async runTask(id: string): Promise<void> {
+    await this.write((t) => operateTask(t, id, 'run'));
+  }
+
+  async archiveTask(id: string): Promise<void> {
+    await this.write((t) => operateTask(t, id, 'archive'));
+  }
+
+  async deleteTask(id: string): Promise<void> {
+    await this.write((t) => operateTask(t, id, 'delete'));
+  }
+
+  /** In batches, one transaction each, so that other processes get the lock in between. */
+  private async operateAll(queue: string, state: BulkState, action: Action): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const { done, seen } = await this.write((t) => operateBatch(t, queue, state, action));
+      total += done;
+      // Tasks that cannot take the action stay where they are: stop when a batch changed nothing.
+      if (done === 0 || seen < BULK_BATCH) return total;
+    }
+  }
+
+  runAll(queue: string, state: BulkState): Promise<number> {
+    return this.operateAll(queue, state, 'run');
+  }
+
+  archiveAll(queue: string, state: BulkState): Promise<number> {
+    return this.operateAll(queue, state, 'archive');
+  }
+
+  deleteAll(queue: string, state: BulkState): Promise<number> {
+    return this.operateAll(queue, state, 'delete');
+  }
+
+  // ── inspecting ──────────────────────────────────────────────────────────────
+
+  async listQueues(): Promise<QueueInfo[]> {
+    return this.read((now) => inspect.listQueues(this.sql, now));
+  }
+
+  async getQueue(queue: string): Promise<QueueInfo | null> {
+    return this.read((now) => inspect.getQueue(this.sql, queue, now));
+  }
+
+  async listTasks(queue: string, state: TaskState, page: { limit?: number; cursor?: string } = {}): Promise<TaskPage> {
+    return this.read(() => inspect.listTasks(this.sql, queue, state, page));
+  }
+
+  async getTask(id: string): Promise<TaskRecord | null> {
+    return this.read(() => inspect.getTask(this.sql, id));
+  }
+
+  async dailyStats(queue: string, days: number): Promise<DailyStat[]> {
+    return this.read((now) => inspect.dailyStats(this.sql, queue, days, now));
+  }
+
+  async minuteStats(queue: string, minutes: number): Promise<MinuteStat[]> {
+    return this.read((now) => inspect.minuteStats(this.sql, queue, minutes, now));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.notifier.close();
+    this.db.close();
   }
 }

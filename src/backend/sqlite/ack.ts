@@ -1,0 +1,92 @@
+/**
+ * Working: what a worker writes back while and after running a task — acks, lease renewals,
+ * logs and progress. Every write is conditional on the lease token (and queue): a stale token
+ * matches no row, so nothing is written and the caller hears 'stale'.
+ */
+import { DEFAULT_RETENTION, type Ack, type AckResult, type LeaseRef, type RenewResult } from '../contract.js';
+import type { TaskLogLine } from '../../core/task.js';
+import { MAX_LOG_LINES } from '../shared.js';
+import type { Transition } from './transition.js';
+
+const HELD = 'id = ? AND queue = ? AND lease_token = ?';
+const APPEND_ATTEMPT = "attempts = json_insert(attempts, '$[#]', json(?))";
+const FINISH = `state = ?, finished_at = ?, next_run_at = NULL, cancel_requested = 0, lease_token = NULL, sort_key = ? + COALESCE(retention, ?)`;
+
+const COMPLETE = `UPDATE tasks SET ${FINISH}, result = CASE WHEN ? = '' THEN result ELSE ? END, ${APPEND_ATTEMPT} WHERE ${HELD}`;
+const FAIL_FINAL = `UPDATE tasks SET ${FINISH}, last_error = ?, ${APPEND_ATTEMPT} WHERE ${HELD}`;
+const RETRY = `UPDATE tasks SET state = 'retrying', attempt = attempt - ?, last_error = ?, next_run_at = ?, sort_key = ?,
+    cancel_requested = 0, lease_token = NULL, ${APPEND_ATTEMPT} WHERE ${HELD}`;
+const REQUEUE = `UPDATE tasks SET state = 'queued', attempt = attempt - 1, worker_id = NULL, enqueued_at = ?, sort_key = ?,
+    lease_token = NULL, ${APPEND_ATTEMPT} WHERE ${HELD}`;
+
+/** Ends attempts: complete, retry, dead, cancelled or requeue (graceful shutdown). */
+export function ackAttempts(t: Transition, acks: Ack[]): AckResult[] {
+  return acks.map((ack): AckResult => (applyAck(t, ack) ? 'ok' : 'stale'));
+}
+
+function applyAck(t: Transition, ack: Ack): boolean {
+  const attempt = JSON.stringify(ack.attempt);
+  const held = [ack.id, ack.queue, ack.token] as const;
+  switch (ack.kind) {
+    case 'complete': {
+      const done = t.run(COMPLETE, 'completed', t.now, t.now, DEFAULT_RETENTION.completed, ack.result, ack.result, attempt, ...held).changes > 0;
+      if (done) {
+        t.count(ack.queue, 1, 0);
+        t.emitFinished(ack.queue, ack.id, 'completed');
+      }
+      return done;
+    }
+    case 'dead':
+    case 'cancelled': {
+      const done = t.run(FAIL_FINAL, ack.kind, t.now, t.now, DEFAULT_RETENTION[ack.kind], ack.error, attempt, ...held).changes > 0;
+      if (done) {
+        t.count(ack.queue, 1, ack.kind === 'dead' ? 1 : 0);
+        t.emitFinished(ack.queue, ack.id, ack.kind);
+      }
+      return done;
+    }
+    case 'retry': {
+      const due = t.now + ack.delay;
+      const done = t.run(RETRY, ack.consumed ? 0 : 1, ack.error, due, due, attempt, ...held).changes > 0;
+      if (done) {
+        t.count(ack.queue, 1, ack.consumed ? 1 : 0);
+        // Waiting workers learn the new due time.
+        t.wake(ack.queue);
+      }
+      return done;
+    }
+    case 'requeue': {
+      const done = t.run(REQUEUE, t.now, t.frontOfLine(ack.queue), attempt, ...held).changes > 0;
+      if (done) t.wake(ack.queue);
+      return done;
+    }
+  }
+}
+
+/** Extends the leases still held; reports the lost ones and those an operator asked to cancel. */
+export function renewLeases(t: Transition, leases: LeaseRef[], leaseMs: number): RenewResult {
+  const lost: string[] = [];
+  const cancelRequested: string[] = [];
+  const expires = t.now + leaseMs;
+  for (const lease of leases) {
+    const row = t.get<{ cancel_requested: number }>(
+      `UPDATE tasks SET sort_key = ? WHERE ${HELD} RETURNING cancel_requested`,
+      expires, lease.id, lease.queue, lease.token,
+    );
+    if (!row) lost.push(lease.id);
+    else if (row.cancel_requested === 1) cancelRequested.push(lease.id);
+  }
+  return { lost, cancelRequested };
+}
+
+/** Appends log lines (the newest MAX_LOG_LINES are kept) and/or sets progress of a running task. */
+export function reportProgress(t: Transition, lease: LeaseRef, update: { logs?: TaskLogLine[]; progress?: unknown }): AckResult {
+  const row = t.get<{ logs: string }>(`SELECT logs FROM tasks WHERE ${HELD}`, lease.id, lease.queue, lease.token);
+  if (!row) return 'stale';
+  if (update.logs && update.logs.length > 0) {
+    const lines = [...(JSON.parse(row.logs) as TaskLogLine[]), ...update.logs].slice(-MAX_LOG_LINES);
+    t.run('UPDATE tasks SET logs = ? WHERE id = ?', JSON.stringify(lines), lease.id);
+  }
+  if (update.progress !== undefined) t.run('UPDATE tasks SET progress = ? WHERE id = ?', JSON.stringify(update.progress), lease.id);
+  return 'ok';
+}

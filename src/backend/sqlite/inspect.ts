@@ -1,0 +1,99 @@
+/** Inspecting: queues, tasks and counters, read in one (deferred, read-only) transaction each. */
+import type { TaskRecord, TaskState } from '../../core/task.js';
+import type { DailyStat, MinuteStat, QueueInfo, TaskPage } from '../contract.js';
+import { dayString, emptyCounts } from '../shared.js';
+import type { StatementCache } from './database.js';
+import { decodeRecord, TASK_COLUMNS, TASK_FROM, type TaskRow } from './rows.js';
+
+interface QueueRow {
+  name: string;
+  paused: number;
+  processed: number;
+  failed: number;
+}
+
+export function listQueues(sql: StatementCache, now: number): QueueInfo[] {
+  const rows = sql.get('SELECT name, paused, processed, failed FROM queues ORDER BY name').all() as QueueRow[];
+  return rows.map((row) => queueInfo(sql, row, now));
+}
+
+export function getQueue(sql: StatementCache, name: string, now: number): QueueInfo | null {
+  const row = sql.get('SELECT name, paused, processed, failed FROM queues WHERE name = ?').get(name) as QueueRow | undefined;
+  return row ? queueInfo(sql, row, now) : null;
+}
+
+function queueInfo(sql: StatementCache, row: QueueRow, now: number): QueueInfo {
+  const counts = emptyCounts();
+  const byState = sql.get('SELECT state, COUNT(*) AS n FROM tasks WHERE queue = ? GROUP BY state').all(row.name) as { state: TaskState; n: number }[];
+  for (const { state, n } of byState) counts[state] = n;
+  const oldest = sql.get("SELECT enqueued_at FROM tasks WHERE queue = ? AND state = 'queued' ORDER BY sort_key LIMIT 1").get(row.name) as
+    | { enqueued_at: number | null }
+    | undefined;
+  const latency = oldest?.enqueued_at == null ? 0 : Math.max(0, now - oldest.enqueued_at);
+  return { name: row.name, paused: row.paused === 1, counts, processed: row.processed, failed: row.failed, latency };
+}
+
+/** Finished tasks are listed newest first; the others in the order they will move on. */
+function newestFirst(state: TaskState): boolean {
+  return state === 'completed' || state === 'dead' || state === 'cancelled';
+}
+
+/**
+ * One page of a queue's tasks in one state: queued oldest first (claim order), scheduled and
+ * retrying by due time, running by lease expiry, finished newest first. The cursor is the
+ * position after the last task returned, so pages do not shift when tasks ahead of it move.
+ */
+export function listTasks(sql: StatementCache, queue: string, state: TaskState, page: { limit?: number; cursor?: string }): TaskPage {
+  const limit = Math.max(1, Math.min(page.limit ?? 50, 1000));
+  const after = page.cursor ? decodeCursor(page.cursor) : null;
+  const desc = newestFirst(state);
+  const order = desc ? 'ORDER BY t.sort_key DESC, t.id DESC' : 'ORDER BY t.sort_key, t.id';
+  const where = "WHERE t.queue = ? AND t.state = ?";
+  const rows = (
+    after === null
+      ? sql.get(`${TASK_COLUMNS} ${TASK_FROM} ${where} ${order} LIMIT ?`).all(queue, state, limit)
+      : sql.get(`${TASK_COLUMNS} ${TASK_FROM} ${where} AND (t.sort_key, t.id) ${desc ? '<' : '>'} (?, ?) ${order} LIMIT ?`).all(queue, state, after.sortKey, after.id, limit)
+  ) as TaskRow[];
+  const last = rows[rows.length - 1];
+  return { tasks: rows.map(decodeRecord), nextCursor: rows.length < limit || !last ? null : encodeCursor(last.sort_key, last.id) };
+}
+
+function encodeCursor(sortKey: number, id: string): string {
+  return Buffer.from(JSON.stringify([sortKey, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { sortKey: number; id: string } | null {
+  try {
+    const [sortKey, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    if (typeof sortKey === 'number' && typeof id === 'string') return { sortKey, id };
+  } catch {
+    // not one of ours: start from the beginning
+  }
+  return null;
+}
+
+export function getTask(sql: StatementCache, id: string): TaskRecord | null {
+  const row = sql.get(`${TASK_COLUMNS} ${TASK_FROM} WHERE t.id = ?`).get(id) as TaskRow | undefined;
+  return row ? decodeRecord(row) : null;
+}
+
+function counters(sql: StatementCache, queue: string, period: 'day' | 'minute', first: number, last: number): Map<number, { processed: number; failed: number }> {
+  const rows = sql
+    .get('SELECT number, processed, failed FROM stats WHERE queue = ? AND period = ? AND number BETWEEN ? AND ?')
+    .all(queue, period, first, last) as { number: number; processed: number; failed: number }[];
+  return new Map(rows.map((r) => [r.number, r]));
+}
+
+export function dailyStats(sql: StatementCache, queue: string, days: number, now: number): DailyStat[] {
+  const today = Math.floor(now / 86_400_000);
+  const numbers = Array.from({ length: days }, (_, i) => today - days + 1 + i);
+  const found = counters(sql, queue, 'day', today - days + 1, today);
+  return numbers.map((d) => ({ day: dayString(d), processed: found.get(d)?.processed ?? 0, failed: found.get(d)?.failed ?? 0 }));
+}
+
+export function minuteStats(sql: StatementCache, queue: string, minutes: number, now: number): MinuteStat[] {
+  const current = Math.floor(now / 60_000);
+  const numbers = Array.from({ length: minutes }, (_, i) => current - minutes + 1 + i);
+  const found = counters(sql, queue, 'minute', current - minutes + 1, current);
+  return numbers.map((m) => ({ at: m * 60_000, processed: found.get(m)?.processed ?? 0, failed: found.get(m)?.failed ?? 0 }));
+}

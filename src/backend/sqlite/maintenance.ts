@@ -1,0 +1,69 @@
+/** Housekeeping transitions: recovering expired leases, deleting finished tasks past retention. */
+import { backoffDelay, DEFAULT_BACKOFF } from '../../core/backoff.js';
+import type { BackoffSpec } from '../../core/task.js';
+import { deleteTaskRows, finishTask } from './lifecycle.js';
+import { pruneEvents, type Transition } from './transition.js';
+
+export const LEASE_EXPIRED = 'lease expired (worker lost)';
+
+interface ExpiredRow {
+  id: string;
+  attempt: number;
+  max_retries: number;
+  deadline: number | null;
+  started_at: number | null;
+  worker_id: string | null;
+  cancel_requested: number;
+  backoff: string | null;
+}
+
+/**
+ * Fails the attempts of running tasks whose lease expired: the attempt is recorded as failed
+ * with LEASE_EXPIRED, then the task is cancelled (if an operator asked), dead (no retry left or
+ * past its deadline) or retrying after its backoff. Returns how many were recovered.
+ */
+export function recoverExpiredLeases(t: Transition, queue: string, limit: number): number {
+  const expired = t.all<ExpiredRow>(
+    `SELECT id, attempt, max_retries, deadline, started_at, worker_id, cancel_requested, backoff
+     FROM tasks WHERE queue = ? AND state = 'running' AND sort_key <= ? ORDER BY sort_key LIMIT ?`,
+    queue, t.now, limit,
+  );
+  for (const row of expired) {
+    const record = { attempt: row.attempt, startedAt: row.started_at, finishedAt: t.now, outcome: 'failed', error: LEASE_EXPIRED, workerId: row.worker_id };
+    t.run(
+      "UPDATE tasks SET lease_token = NULL, last_error = ?, attempts = json_insert(attempts, '$[#]', json(?)) WHERE id = ?",
+      LEASE_EXPIRED, JSON.stringify(record), row.id,
+    );
+    if (row.cancel_requested === 1) finishTask(t, row.id, queue, 'cancelled');
+    else if (row.attempt > row.max_retries || (row.deadline !== null && row.deadline <= t.now)) finishTask(t, row.id, queue, 'dead');
+    else {
+      const spec = row.backoff === null ? DEFAULT_BACKOFF : (JSON.parse(row.backoff) as BackoffSpec);
+      const due = t.now + backoffDelay(spec, Math.max(1, row.attempt));
+      t.run("UPDATE tasks SET state = 'retrying', next_run_at = ?, sort_key = ? WHERE id = ?", due, due, row.id);
+      t.wake(queue);
+    }
+  }
+  t.count(queue, expired.length, expired.length);
+  return expired.length;
+}
+
+const MINUTES_KEPT = 120;
+const DAYS_KEPT = 90;
+
+/**
+ * Deletes finished tasks whose retention ran out (at most `limit` per final state), and trims
+ * old counters, expired unique keys and old events. Returns how many tasks were deleted.
+ */
+export function deleteExpiredTasks(t: Transition, queue: string, limit: number): number {
+  let deleted = 0;
+  for (const state of ['completed', 'dead', 'cancelled'] as const) {
+    const ids = t.all<{ id: string }>('SELECT id FROM tasks WHERE queue = ? AND state = ? AND sort_key <= ? ORDER BY sort_key LIMIT ?', queue, state, t.now, limit);
+    for (const { id } of ids) deleteTaskRows(t, id);
+    deleted += ids.length;
+  }
+  t.run("DELETE FROM stats WHERE queue = ? AND period = 'minute' AND number < ?", queue, Math.floor(t.now / 60_000) - MINUTES_KEPT);
+  t.run("DELETE FROM stats WHERE queue = ? AND period = 'day' AND number < ?", queue, Math.floor(t.now / 86_400_000) - DAYS_KEPT);
+  t.run('DELETE FROM unique_keys WHERE queue = ? AND expires_at <= ?', queue, t.now);
+  pruneEvents(t);
+  return deleted;
+}

@@ -1,0 +1,82 @@
+/**
+ * Operator transitions on one task or on all tasks of a queue in one state: run (again),
+ * archive (to the dead letter), delete, cancel. Each says which states it accepts; a task in
+ * another state is refused with TL_INVALID_STATE (single) or left alone (bulk).
+ */
+import { TasklineError } from '../../core/errors.js';
+import type { TaskState } from '../../core/task.js';
+import type { BulkState } from '../contract.js';
+import { operationError } from '../shared.js';
+import { deleteTaskRows, finishTask, queueTask } from './lifecycle.js';
+import type { Transition } from './transition.js';
+
+export type Action = 'run' | 'archive' | 'delete' | 'cancel';
+type Outcome = 'ok' | 'requested' | { invalid: TaskState };
+
+interface OperatedRow {
+  id: string;
+  queue: string;
+  state: TaskState;
+  last_error: string | null;
+}
+
+const OPERATIONS: Record<Action, (t: Transition, task: OperatedRow) => Outcome> = {
+  run(t, task) {
+    if (task.state !== 'dead' && task.state !== 'scheduled' && task.state !== 'retrying' && task.state !== 'cancelled') return { invalid: task.state };
+    if (task.state === 'dead' || task.state === 'cancelled') {
+      // A fresh start: all its retries again.
+      t.run('UPDATE tasks SET attempt = 0, finished_at = NULL, cancel_requested = 0 WHERE id = ?', task.id);
+    }
+    queueTask(t, task.id, task.queue);
+    return 'ok';
+  },
+  archive(t, task) {
+    if (task.state !== 'queued' && task.state !== 'scheduled' && task.state !== 'retrying') return { invalid: task.state };
+    finishTask(t, task.id, task.queue, 'dead');
+    return 'ok';
+  },
+  delete(t, task) {
+    if (task.state === 'running') return { invalid: task.state };
+    deleteTaskRows(t, task.id);
+    return 'ok';
+  },
+  cancel(t, task) {
+    if (task.state === 'running') {
+      t.run('UPDATE tasks SET cancel_requested = 1 WHERE id = ?', task.id);
+      t.emitCancelRequested(task.queue, task.id);
+      return 'requested';
+    }
+    if (task.state !== 'queued' && task.state !== 'scheduled' && task.state !== 'retrying') return { invalid: task.state };
+    finishTask(t, task.id, task.queue, 'cancelled', task.last_error ?? 'cancelled by operator');
+    return 'ok';
+  },
+};
+
+/** Applies an operator's action to one task. Throws TL_TASK_NOT_FOUND or TL_INVALID_STATE. */
+export function operateTask(t: Transition, id: string, action: Action): 'ok' | 'requested' {
+  const task = t.get<OperatedRow>('SELECT id, queue, state, last_error FROM tasks WHERE id = ?', id);
+  if (!task) throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
+  const outcome = OPERATIONS[action](t, task);
+  if (typeof outcome === 'object') throw operationError(action, id, outcome.invalid);
+  return outcome;
+}
+
+/** Tasks looked at per bulk transaction. */
+export const BULK_BATCH = 500;
+
+/**
+ * Applies an action to up to BULK_BATCH tasks of a queue in one state (in their state's order).
+ * Returns how many it acted on and how many it looked at; call again while both are non-zero
+ * and a full batch was looked at.
+ */
+export function operateBatch(t: Transition, queue: string, state: BulkState, action: Action): { done: number; seen: number } {
+  const tasks = t.all<OperatedRow>(
+    'SELECT id, queue, state, last_error FROM tasks WHERE queue = ? AND state = ? ORDER BY sort_key LIMIT ?',
+    queue, state, BULK_BATCH,
+  );
+  let done = 0;
+  for (const task of tasks) {
+    if (typeof OPERATIONS[action](t, task) !== 'object') done += 1;
+  }
+  return { done, seen: tasks.length };
+}

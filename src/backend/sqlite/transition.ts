@@ -1,0 +1,161 @@
+/**
+ * One state transition in progress: the bookkeeping every write transaction shares (the SQLite
+ * counterpart of redis/lua/_lib.lua). A Transition lives inside one `BEGIN IMMEDIATE`
+ * transaction; `flush()` writes what it gathered (queue rows, counters) before the commit, and
+ * after the commit the backend tells its notifier which queues were woken and whether events
+ * were written.
+ */
+import type Database from 'better-sqlite3';
+import type { StatementCache } from './database.js';
+
+interface QueueState {
+  paused: boolean;
+  signal: number;
+  position: number;
+  processed: number;
+  failed: number;
+  dirty: boolean;
+}
+
+/** Events are kept at least this long, for subscribers in other processes to read. */
+export const EVENT_RETENTION_MS = 10_000;
+/** Pruning of old events runs when an event id crosses a multiple of this. */
+const EVENT_PRUNE_EVERY = 1024;
+const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
+
+export class Transition {
+  /** Queues whose signal was bumped: waiting workers should look again. */
+  readonly woken = new Set<string>();
+  /** Events written (finished, cancel-requested). */
+  events = 0;
+  private readonly queues = new Map<string, QueueState>();
+  private readonly counted = new Map<string, { processed: number; failed: number }>();
+  private pruneEvents = false;
+
+  constructor(private readonly statements: StatementCache, readonly now: number) {}
+
+  run(sql: string, ...params: unknown[]): Database.RunResult {
+    return this.statements.get(sql).run(...params);
+  }
+
+  get<T>(sql: string, ...params: unknown[]): T | undefined {
+    return this.statements.get(sql).get(...params) as T | undefined;
+  }
+
+  all<T>(sql: string, ...params: unknown[]): T[] {
+    return this.statements.get(sql).all(...params) as T[];
+  }
+
+  /** The queue's row, registering the queue on first use. */
+  queue(name: string): Readonly<QueueState> {
+    return this.queueState(name);
+  }
+
+  private queueState(name: string): QueueState {
+    let state = this.queues.get(name);
+    if (!state) {
+      const row = this.get<{ paused: number; signal: number; position: number; processed: number; failed: number }>(
+        'SELECT paused, signal, position, processed, failed FROM queues WHERE name = ?',
+        name,
+      );
+      if (!row) this.run('INSERT INTO queues (name) VALUES (?)', name);
+      state = {
+        paused: row?.paused === 1,
+        signal: row?.signal ?? 0,
+        position: row?.position ?? 0,
+        processed: row?.processed ?? 0,
+        failed: row?.failed ?? 0,
+        dirty: false,
+      };
+      this.queues.set(name, state);
+    }
+    return state;
+  }
+
+  /** A place at the back of the queued line (claimed after everything queued before). */
+  backOfLine(queue: string): number {
+    const state = this.queueState(queue);
+    state.position += 1;
+    state.dirty = true;
+    return state.position;
+  }
+
+  /** A place at the front of the queued line (claimed next). */
+  frontOfLine(queue: string): number {
+    return -this.backOfLine(queue);
+  }
+
+  setPaused(queue: string, paused: boolean): void {
+    const state = this.queueState(queue);
+    state.paused = paused;
+    state.dirty = true;
+  }
+
+  /** Wakes the workers waiting on this queue (in every process) once the transaction commits. */
+  wake(queue: string): void {
+    if (this.woken.has(queue)) return;
+    const state = this.queueState(queue);
+    state.signal += 1;
+    state.dirty = true;
+    this.woken.add(queue);
+  }
+
+  /** Counts finished attempts (processed) and failed ones, in totals and per day/minute. */
+  count(queue: string, processed: number, failed: number): void {
+    if (processed === 0 && failed === 0) return;
+    const state = this.queueState(queue);
+    state.processed += processed;
+    state.failed += failed;
+    state.dirty = true;
+    const counted = this.counted.get(queue);
+    if (counted) {
+      counted.processed += processed;
+      counted.failed += failed;
+    } else this.counted.set(queue, { processed, failed });
+  }
+
+  emitFinished(queue: string, id: string, state: 'completed' | 'dead' | 'cancelled'): void {
+    this.emit('finished', queue, id, state);
+  }
+
+  emitCancelRequested(queue: string, id: string): void {
+    this.emit('cancel-requested', queue, id, null);
+  }
+
+  private emit(kind: string, queue: string, id: string, state: string | null): void {
+    const { lastInsertRowid } = this.run('INSERT INTO events (at, kind, queue, task_id, state) VALUES (?, ?, ?, ?, ?)', this.now, kind, queue, id, state);
+    this.events += 1;
+    if (Number(lastInsertRowid) % EVENT_PRUNE_EVERY === 0) this.pruneEvents = true;
+  }
+
+  /** Writes the gathered queue rows and counters; called once, last, inside the transaction. */
+  flush(): void {
+    for (const [name, q] of this.queues) {
+      if (!q.dirty) continue;
+      this.run(
+        'UPDATE queues SET paused = ?, signal = ?, position = ?, processed = ?, failed = ? WHERE name = ?',
+        q.paused ? 1 : 0, q.signal, q.position, q.processed, q.failed, name,
+      );
+    }
+    const day = Math.floor(this.now / DAY_MS);
+    const minute = Math.floor(this.now / MINUTE_MS);
+    for (const [queue, { processed, failed }] of this.counted) {
+      for (const [period, number] of [['day', day], ['minute', minute]] as const) {
+        this.run(
+          `INSERT INTO stats (queue, period, number, processed, failed) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (queue, period, number) DO UPDATE SET processed = processed + excluded.processed, failed = failed + excluded.failed`,
+          queue, period, number, processed, failed,
+        );
+      }
+    }
+    if (this.pruneEvents) pruneEvents(this);
+  }
+}
+
+/** Deletes events older than EVENT_RETENTION_MS. Cost: the rows deleted. */
+export function pruneEvents(t: Transition): void {
+  const firstKept = t.get<{ id: number }>('SELECT id FROM events WHERE at >= ? ORDER BY id LIMIT 1', t.now - EVENT_RETENTION_MS);
+  if (firstKept) t.run('DELETE FROM events WHERE id < ?', firstKept.id);
+  else t.run('DELETE FROM events');
+}
