@@ -6,13 +6,9 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { resolve } from 'node:path';
-import { Worker } from '../../worker/worker.js';
-import { EXAMPLE_QUEUES, registerExamples } from '../../examples/handlers.js';
-import { exampleOptionsFromEnv, outboxDir } from '../../examples/options.js';
 import { VERSION } from '../../version.js';
 import { positiveInt } from '../args.js';
 import { withContext } from '../run.js';
-import { reportAttempts, runUntilSignal } from '../worker-runner.js';
 
 interface DevOptions {
   concurrency: number;
@@ -25,6 +21,13 @@ export function registerDevCommand(program: Command): void {
     .addOption(new Option('--concurrency <n>', 'tasks run at once').default(10).argParser(positiveInt(10_000)))
     .action(async (options: DevOptions, command: Command) =>
       withContext(command, async (ctx) => {
+        // Loaded here, not at start-up: other commands need neither the worker nor the examples.
+        const [{ Worker }, { EXAMPLE_QUEUES, registerExamples }, { exampleOptionsFromEnv, outboxDir }, { reportAttempts, runUntilSignal }] = await Promise.all([
+          import('../../worker/worker.js'),
+          import('../../examples/handlers.js'),
+          import('../../examples/options.js'),
+          import('../worker-runner.js'),
+        ]);
         const examples = exampleOptionsFromEnv();
         const backend = await ctx.backend({ create: true });
         const worker = new Worker(backend, { concurrency: options.concurrency, queues: EXAMPLE_QUEUES });

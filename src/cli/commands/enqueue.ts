@@ -61,7 +61,7 @@ export function registerEnqueueCommand(program: Command): void {
             if (error instanceof TaskFailedError) {
               const task = await client.getTask(info.id);
               ctx.out.data({ ...taskInfoJson(info), state: error.state, result: null, error: task?.lastError ?? null });
-              throw new CommandFailed(error.message);
+              throw error;
             }
             if (isTasklineError(error, 'TL_TIMEOUT')) {
               throw new CommandFailed(`task ${info.id} did not finish within ${options.waitTimeout} ms (it is still in the store; see taskline task get ${info.id})`);

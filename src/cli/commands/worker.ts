@@ -1,12 +1,10 @@
 /** `taskline worker --handlers <module> [--concurrency N] [--queues critical=6,default=3,low=1] [--strict]` */
 import { hostname } from 'node:os';
 import { Option, type Command } from 'commander';
-import { Worker } from '../../worker/worker.js';
 import { parseQueues } from '../../worker/queue-picker.js';
 import { positiveInt, duration } from '../args.js';
 import { loadHandlersModule } from '../handlers-module.js';
 import { withContext } from '../run.js';
-import { reportAttempts, runUntilSignal } from '../worker-runner.js';
 
 interface WorkerCommandOptions {
   handlers: string;
@@ -30,6 +28,7 @@ export function registerWorkerCommand(program: Command): void {
         const queues = options.queues ?? ctx.settings.defaultQueue;
         parseQueues(queues); // a bad --queues is reported before anything is loaded or opened
         const register = await loadHandlersModule(options.handlers);
+        const [{ Worker }, { reportAttempts, runUntilSignal }] = await Promise.all([import('../../worker/worker.js'), import('../worker-runner.js')]);
         const worker = new Worker(await ctx.backend({ create: true }), {
           concurrency: options.concurrency,
           queues,

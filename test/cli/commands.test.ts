@@ -1,0 +1,232 @@
+/** Each command against each backend: human output, --json shapes, exit codes. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BACKEND_KINDS, CliProcess, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';
+
+const HANDLERS = `
+export default {
+  'test:echo': async (payload) => ({ echoed: payload }),
+  'test:fail': async () => { throw new Error('boom'); },
+  'test:slow': async (payload, ctx) => {
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(resolve, payload.ms);
+      ctx.signal.addEventListener('abort', () => { clearTimeout(timer); reject(ctx.signal.reason); });
+    });
+    return 'slow done';
+  },
+};
+`;
+
+describe.each(BACKEND_KINDS)('taskline commands on %s', (kind) => {
+  let store: CliStore;
+  const cli = (...args: string[]) => runCli([...store.args, ...args], { cwd: store.dir });
+
+  beforeEach(async () => {
+    store = await cliStore(kind);
+  });
+  afterEach(async () => {
+    await store.cleanup();
+  });
+
+  it('enqueue prints the task; --json gives {id, type, queue, state}', async () => {
+    const human = await cli('enqueue', 'mail:send', '{"to":"a@example.com"}');
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/^queued \S+ {2}mail:send on queue default\n$/);
+
+    const json = await cli('--json', 'enqueue', 'mail:send', '{"n":1}', '--queue', 'low', '--id', 'job-1', '--delay', '1h');
+    expect(json.code, json.stderr).toBe(0);
+    expect(parseJson(json)).toEqual({ id: 'job-1', type: 'mail:send', queue: 'low', state: 'scheduled' });
+
+    const task = await (await store.open()).getTask('job-1');
+    expect(task).toMatchObject({ payload: { n: 1 }, queue: 'low', state: 'scheduled', maxRetries: 3 });
+    expect(task!.nextRunAt! - task!.createdAt).toBeGreaterThan(3_590_000);
+  });
+
+  it('enqueue reads the payload from stdin with -, applies --max-retries and --timeout', async () => {
+    const result = await runCli([...store.args, '--json', 'enqueue', 't', '-', '--max-retries', '0', '--timeout', '5s', '--id', 'stdin-1'], { cwd: store.dir, input: '{"from":"stdin"}' });
+    expect(result.code, result.stderr).toBe(0);
+    expect(await (await store.open()).getTask('stdin-1')).toMatchObject({ payload: { from: 'stdin' }, maxRetries: 0, timeout: 5_000 });
+  });
+
+  it('enqueue of an existing id fails with exit 1 and one line', async () => {
+    expect((await cli('enqueue', 't', '--id', 'dup')).code).toBe(0);
+    const again = await cli('enqueue', 't', '--id', 'dup');
+    expect(again.code).toBe(1);
+    expect(oneLine(again.stderr)).toBe('taskline: a task with id "dup" already exists (TL_TASK_CONFLICT)');
+  });
+
+  it('task get and task ls, human and --json', async () => {
+    await cli('enqueue', 'report', '{"week":3}', '--id', 'r-1');
+    await cli('enqueue', 'report', '{"week":4}', '--id', 'r-2');
+
+    const get = await cli('task', 'get', 'r-1');
+    expect(get.code, get.stderr).toBe(0);
+    expect(get.stdout).toMatch(/^id\s+r-1$/m);
+    expect(get.stdout).toMatch(/^state\s+queued$/m);
+    expect(get.stdout).toMatch(/^payload\s+\{"week":3\}$/m);
+
+    const getJson = parseJson(await cli('--json', 'task', 'get', 'r-1'));
+    expect(Object.keys(getJson).sort()).toEqual(
+      ['attempt', 'attempts', 'cancelRequested', 'createdAt', 'deadline', 'enqueuedAt', 'finishedAt', 'headers', 'id', 'lastError', 'links', 'logs', 'maxRetries', 'nextRunAt', 'payload', 'progress', 'queue', 'result', 'startedAt', 'state', 'timeout', 'type', 'workerId'].sort(),
+    );
+    expect(getJson).toMatchObject({ id: 'r-1', type: 'report', state: 'queued', payload: { week: 3 }, attempt: 0, result: null });
+
+    const ls = await cli('task', 'ls', '--state', 'queued');
+    expect(ls.code, ls.stderr).toBe(0);
+    const lines = ls.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+TYPE\s+STATE\s+ATTEMPT\s+CREATED\s+NEXT RUN\s+ERROR$/);
+    expect(lines.slice(1).map((l) => l.split(/\s+/)[0]).sort()).toEqual(['r-1', 'r-2']);
+    // Aligned: every row starts its TYPE column at the same offset.
+    expect(new Set(lines.map((l) => l.indexOf(l.includes('TYPE') ? 'TYPE' : 'report'))).size).toBe(1);
+
+    const page = parseJson(await cli('--json', 'task', 'ls', '--state', 'queued', '--limit', '1'));
+    expect(page).toMatchObject({ queue: 'default', state: 'queued' });
+    expect(page.tasks).toHaveLength(1);
+    expect(typeof page.nextCursor).toBe('string');
+    const next = parseJson(await cli('--json', 'task', 'ls', '--state', 'queued', '--limit', '1', '--cursor', page.nextCursor));
+    expect(next.tasks.map((t: { id: string }) => t.id)).not.toContain(page.tasks[0].id);
+
+    const missing = await cli('task', 'get', 'nope');
+    expect(missing.code).toBe(1);
+    expect(oneLine(missing.stderr)).toBe('taskline: no task with id "nope" (TL_TASK_NOT_FOUND)');
+  });
+
+  it('task archive, run, cancel, delete — one task and --all', async () => {
+    for (const id of ['a-1', 'a-2', 'a-3']) await cli('enqueue', 'op', '--id', id);
+
+    const archive = parseJson(await cli('--json', 'task', 'archive', 'a-1'));
+    expect(archive).toEqual({ id: 'a-1', action: 'archive', ok: true });
+    const backend = await store.open();
+    expect((await backend.getTask('a-1'))!.state).toBe('dead');
+
+    const run = await cli('task', 'run', 'a-1');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe('queued a-1\n');
+    expect((await backend.getTask('a-1'))!.state).toBe('queued');
+
+    expect(parseJson(await cli('--json', 'task', 'cancel', 'a-2'))).toEqual({ id: 'a-2', action: 'cancel', outcome: 'cancelled' });
+    const deleted = await cli('task', 'delete', 'a-2');
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(await backend.getTask('a-2')).toBeNull();
+
+    const bulk = parseJson(await cli('--json', 'task', 'archive', '--all', '--state', 'queued'));
+    expect(bulk).toEqual({ queue: 'default', state: 'queued', action: 'archive', count: 2 });
+    const runAll = await cli('task', 'run', '--all');
+    expect(runAll.stdout).toBe('queued 2 dead tasks of queue default\n');
+
+    const notAllowed = await cli('task', 'run', 'a-3');
+    expect(notAllowed.code).toBe(1);
+    expect(oneLine(notAllowed.stderr)).toMatch(/^taskline: .*\(TL_INVALID_STATE\)$/);
+  });
+
+  it('queue ls, pause, resume', async () => {
+    await cli('enqueue', 'q', '--queue', 'emails');
+    await cli('enqueue', 'q', '--queue', 'emails', '--delay', '10m');
+    expect(parseJson(await cli('--json', 'queue', 'pause', 'emails'))).toEqual({ queue: 'emails', paused: true });
+
+    const ls = await cli('queue', 'ls');
+    expect(ls.code, ls.stderr).toBe(0);
+    expect(ls.stdout).toMatch(/^QUEUE\s+STATUS\s+SCHEDULED\s+QUEUED\s+RUNNING\s+RETRYING\s+COMPLETED\s+DEAD\s+CANCELLED\s+PROCESSED\s+FAILED\s+LATENCY$/m);
+    expect(ls.stdout).toMatch(/^emails\s+paused\s+1\s+1\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+\S+/m);
+
+    const json = parseJson(await cli('--json', 'queue', 'ls'));
+    expect(json.queues).toEqual([
+      {
+        name: 'emails', paused: true, counts: { scheduled: 1, queued: 1, running: 0, retrying: 0, completed: 0, dead: 0, cancelled: 0 },
+        processed: 0, failed: 0, latencyMs: expect.any(Number),
+      },
+    ]);
+    expect((await cli('queue', 'resume', 'emails')).stdout).toBe('resumed queue emails\n');
+    expect((await (await store.open()).getQueue('emails'))!.paused).toBe(false);
+  });
+
+  it('worker runs the handlers of a module; enqueue --wait sees results and failures; SIGTERM exits 0', async () => {
+    const module = join(store.dir, 'handlers.mjs');
+    writeFileSync(module, HANDLERS);
+    const worker = new CliProcess([...store.args, 'worker', '--handlers', module, '--concurrency', '4', '--queues', 'critical=3,default=1'], { cwd: store.dir });
+    try {
+      await worker.waitFor(/ready/);
+      const ok = await cli('--json', 'enqueue', 'test:echo', '{"hello":"world"}', '--wait', '--queue', 'critical');
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(parseJson(ok)).toMatchObject({ type: 'test:echo', queue: 'critical', state: 'completed', result: { echoed: { hello: 'world' } }, error: null });
+
+      const failed = await cli('enqueue', 'test:fail', '--wait', '--max-retries', '0');
+      expect(failed.code).toBe(1);
+      expect(oneLine(failed.stderr)).toMatch(/^taskline: task \S+ is dead: boom \(TL_TASK_FAILED\)$/);
+
+      const workers = parseJson(await cli('--json', 'workers'));
+      expect(workers.workers).toHaveLength(1);
+      expect(workers.workers[0]).toMatchObject({ queues: ['critical', 'default'], concurrency: 4, running: [] });
+      expect(Object.keys(workers.workers[0]).sort()).toEqual(['concurrency', 'host', 'id', 'lastHeartbeatAt', 'pid', 'queues', 'running', 'startedAt', 'version']);
+      const table = await cli('workers');
+      expect(table.stdout).toMatch(/^ID\s+HOST\s+PID\s+QUEUES\s+CONCURRENCY\s+RUNNING\s+UPTIME\s+HEARTBEAT$/m);
+
+      const stats = parseJson(await cli('--json', 'stats'));
+      expect(stats.workers).toBe(1);
+      expect(stats.totals).toMatchObject({ completed: 1, dead: 1, processedToday: 2, failedToday: 1 });
+      expect(stats.queues.map((q: { name: string }) => q.name).sort()).toEqual(['critical', 'default']);
+
+      await worker.waitFor(/completed\s+test:echo/);
+      await worker.waitFor(/failed\s+test:fail .* dead: boom/);
+
+      // A task still running when SIGTERM arrives finishes before the worker exits 0.
+      const slow = await cli('--json', 'enqueue', 'test:slow', '{"ms":700}');
+      const { id } = parseJson(slow);
+      await worker.waitFor(/./, 100).catch(() => undefined);
+      await waitForState(store, id, 'running');
+      worker.signal('SIGTERM');
+      expect(await worker.exited).toEqual({ code: 0, signal: null });
+      expect((await (await store.open()).getTask(id))!.state).toBe('completed');
+      expect(worker.stderr).toMatch(/SIGTERM: stopping/);
+    } finally {
+      await worker.kill();
+    }
+  });
+
+  it('worker: a second signal exits at once with 1', async () => {
+    const module = join(store.dir, 'handlers.mjs');
+    writeFileSync(module, HANDLERS);
+    const worker = new CliProcess([...store.args, 'worker', '--handlers', module], { cwd: store.dir });
+    try {
+      await worker.waitFor(/ready/);
+      const { id } = parseJson(await cli('--json', 'enqueue', 'test:slow', '{"ms":20000}'));
+      await waitForState(store, id, 'running');
+      const started = Date.now();
+      worker.signal('SIGTERM');
+      await new Promise((r) => setTimeout(r, 200));
+      worker.signal('SIGINT');
+      expect(await worker.exited).toEqual({ code: 1, signal: null });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(worker.stderr).toMatch(/second SIGINT: exiting now/);
+    } finally {
+      await worker.kill();
+    }
+  });
+
+  it('stats --watch --json prints a line per refresh and stops on SIGINT with 0', async () => {
+    await cli('enqueue', 'w');
+    const watch = new CliProcess([...store.args, '--json', 'stats', '--watch', '--interval', '200ms'], { cwd: store.dir });
+    try {
+      await watch.waitFor(/\n.*\n/);
+      watch.signal('SIGINT');
+      expect(await watch.exited).toEqual({ code: 0, signal: null });
+      const lines = watch.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(lines.length).toBeGreaterThanOrEqual(2);
+      expect(lines[0]).toMatchObject({ workers: 0, totals: { queued: 1 } });
+      expect(Object.keys(lines[0]).sort()).toEqual(['at', 'queues', 'totals', 'workers']);
+    } finally {
+      await watch.kill();
+    }
+  });
+});
+
+async function waitForState(store: CliStore, id: string, state: string): Promise<void> {
+  const backend = await store.open();
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if ((await backend.getTask(id))?.state === state) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`task ${id} did not reach ${state}`);
+}

@@ -1,0 +1,152 @@
+/** Wrong usage exits 2, failures exit 1; every error is one line on stderr without a stack. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../helpers/redis-server.js';
+import { REDIS_URL, deletePrefix, uniquePrefix } from '../helpers/stores.js';
+import { BACKEND_KINDS, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'taskline-cli-usage-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('usage errors exit 2 with one line', () => {
+  const cases: [string, string[], RegExp][] = [
+    ['no command', [], /^taskline: missing command: dev, worker, enqueue, task, queue, workers, stats \(see taskline --help\)$/],
+    ['unknown command', ['frobnicate'], /^taskline: unknown command "frobnicate": dev, worker/],
+    ['unknown option', ['queue', 'ls', '--frob'], /^taskline: unknown option '--frob' \(see taskline queue ls --help\)$/],
+    ['missing argument', ['enqueue'], /^taskline: missing required argument 'type' \(see taskline enqueue --help\)$/],
+    ['too many arguments', ['enqueue', 'a', '{}', 'extra'], /^taskline: too many arguments for 'enqueue'/],
+    ['payload not JSON', ['enqueue', 'a', '{nope'], /^taskline: the payload is not valid JSON .*give a JSON value/],
+    ['bad duration', ['enqueue', 'a', '--delay', 'soon'], /^taskline: option '--delay <duration>' argument 'soon' is invalid\. give a duration such as 500ms, 30s/],
+    ['bad concurrency', ['worker', '--handlers', 'x.mjs', '--concurrency', '0'], /argument '0' is invalid\. give a whole number from 1 to 10000/],
+    ['missing --handlers', ['worker'], /^taskline: required option '--handlers <module>' not specified/],
+    ['handlers file missing', ['worker', '--handlers', 'nowhere.mjs'], /^taskline: --handlers nowhere\.mjs: no such file .*default export is \{ \[type\]: handler \}/],
+    ['bad --queues', ['worker', '--handlers', 'x.mjs', '--queues', 'critical=high'], /^taskline: queues: the weight of critical must be a whole number from 1 to 1000, got NaN \(TL_INVALID_OPTION\)/],
+    ['task without subcommand', ['task'], /^taskline: task needs a subcommand: get, ls, run, archive, delete or cancel/],
+    ['task unknown subcommand', ['task', 'explode'], /^taskline: task has no subcommand "explode"/],
+    ['bad state', ['task', 'ls', '--state', 'done'], /argument 'done' is invalid\. give one of scheduled, queued, running, retrying, completed, dead, cancelled/],
+    ['run without id or --all', ['task', 'run'], /^taskline: task run: give a task id, or --all/],
+    ['id and --all', ['task', 'delete', 'x', '--all'], /^taskline: task delete: give either a task id or --all/],
+    ['bulk state not allowed', ['task', 'archive', '--all', '--state', 'completed'], /--state completed is not accepted; give one of queued, scheduled, retrying/],
+    ['bad queue name', ['queue', 'pause', 'no spaces'], /^taskline: invalid queue "no spaces": a queue name is/],
+    ['bad task id', ['task', 'get', 'a b'], /^taskline: invalid task id "a b"/],
+    ['bad --backend', ['--backend', 'postgres://x', 'queue', 'ls'], /^taskline: --backend="postgres:\/\/x" is not accepted: redis:\/\/host:port\[\/db\], rediss:\/\/host:port\[\/db\] or sqlite:<path> \(TL_INVALID_CONFIG\)/],
+    ['missing --config file', ['--config', 'nope.json', 'queue', 'ls'], /^taskline: config file nope\.json does not exist/],
+  ];
+  it.each(cases)('%s', async (_name, args, expected) => {
+    writeFileSync(join(dir, 'x.mjs'), 'export default { a: async () => 1 };');
+    const result = await runCli(args, { cwd: dir });
+    expect(result.code, result.stderr).toBe(2);
+    expect(oneLine(result.stderr)).toMatch(expected);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.stdout).toBe('');
+  });
+
+  it('--help and --version exit 0 on stdout', async () => {
+    const help = await runCli(['task', 'ls', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: taskline task ls \[options\]/);
+    const version = await runCli(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+});
+
+describe('store and configuration failures exit 1 with one line', () => {
+  it('an unreachable Redis', async () => {
+    const port = await freePort();
+    const result = await runCli(['--backend', `redis://127.0.0.1:${port}`, 'queue', 'ls']);
+    expect(result.code).toBe(1);
+    expect(oneLine(result.stderr)).toBe(
+      `taskline: cannot reach Redis at redis://127.0.0.1:${port}: no answer (is redis-server running there? set the store with --backend or TASKLINE_BACKEND) (TL_STORE_UNAVAILABLE)`,
+    );
+  });
+
+  it('a missing SQLite store (the default ./taskline.db) for inspection, without creating it', async () => {
+    const result = await runCli(['task', 'ls', '--state', 'dead'], { cwd: dir });
+    expect(result.code).toBe(1);
+    expect(oneLine(result.stderr)).toMatch(/^taskline: no store at sqlite:\.\/taskline\.db: .*taskline\.db does not exist \(start `taskline dev`/);
+    const again = await runCli(['--json', 'workers'], { cwd: dir });
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe('');
+  });
+
+  const envCases: [string, Record<string, string>, RegExp][] = [
+    ['MAX_RETRIES', { MAX_RETRIES: 'lots' }, /^taskline: MAX_RETRIES="lots" is not accepted: a whole number from 0 to 1000 \(TL_INVALID_CONFIG\)$/],
+    ['LOCK_TTL', { LOCK_TTL: '30 parsecs' }, /^taskline: LOCK_TTL="30 parsecs" is not accepted: a duration such as 500ms, 30s/],
+    ['PORT', { PORT: '99999' }, /^taskline: PORT="99999" is not accepted: a whole number from 1 to 65535/],
+    ['DEFAULT_QUEUE', { DEFAULT_QUEUE: 'a b' }, /^taskline: DEFAULT_QUEUE="a b" is not accepted: a queue name/],
+    ['REDIS_URL not Redis', { REDIS_URL: 'http://x' }, /^taskline: REDIS_URL="http:\/\/x" is not accepted: redis:\/\//],
+    ['BROKER_URL and RESULT_BACKEND differ', { BROKER_URL: 'redis://a:6379', RESULT_BACKEND: 'redis://b:6379' }, /^taskline: BROKER_URL, RESULT_BACKEND point to different stores/],
+  ];
+  it.each(envCases)('invalid environment: %s', async (_name, env, expected) => {
+    const result = await runCli(['queue', 'ls'], { cwd: dir, env });
+    expect(result.code).toBe(1);
+    expect(oneLine(result.stderr)).toMatch(expected);
+  });
+
+  it('an invalid config file names the file and the setting', async () => {
+    const cwd = mkdtempSync(join(dir, 'cfg-'));
+    writeFileSync(join(cwd, 'taskline.config.json'), JSON.stringify({ backend: 'sqlite:./x.db', maxRetries: -1 }));
+    const bad = await runCli(['queue', 'ls'], { cwd });
+    expect(bad.code).toBe(1);
+    expect(oneLine(bad.stderr)).toBe('taskline: taskline.config.json: maxRetries=-1 is not accepted: a whole number from 0 to 1000 (TL_INVALID_CONFIG)');
+    writeFileSync(join(cwd, 'taskline.config.json'), JSON.stringify({ backnd: 'x' }));
+    expect(oneLine((await runCli(['queue', 'ls'], { cwd })).stderr)).toMatch(/^taskline: taskline\.config\.json: unknown setting "backnd"; accepted: backend, maxRetries/);
+    writeFileSync(join(cwd, 'taskline.config.json'), '{ not json');
+    expect(oneLine((await runCli(['queue', 'ls'], { cwd })).stderr)).toMatch(/^taskline: taskline\.config\.json is not valid JSON/);
+  });
+});
+
+describe.each(BACKEND_KINDS)('settings reach the commands on %s', (kind) => {
+  let store: CliStore;
+  beforeAll(async () => {
+    store = await cliStore(kind);
+  });
+  afterAll(async () => store.cleanup());
+
+  it('TASKLINE_BACKEND/TASKLINE_PREFIX, MAX_RETRIES and DEFAULT_QUEUE apply to enqueue; a flag beats the environment', async () => {
+    const env: Record<string, string> = { TASKLINE_BACKEND: store.url, MAX_RETRIES: '7', DEFAULT_QUEUE: 'from-env' };
+    const prefixIndex = store.args.indexOf('--prefix');
+    if (prefixIndex >= 0) env.TASKLINE_PREFIX = store.args[prefixIndex + 1];
+    const result = await runCli(['--json', 'enqueue', 'cfg', '--id', 'cfg-1'], { cwd: store.dir, env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(parseJson(result)).toMatchObject({ queue: 'from-env' });
+    expect(await (await store.open()).getTask('cfg-1')).toMatchObject({ maxRetries: 7, queue: 'from-env' });
+
+    // --backend wins over a bad TASKLINE_BACKEND.
+    const flagWins = await runCli([...store.args, '--json', 'task', 'get', 'cfg-1'], { cwd: store.dir, env: { TASKLINE_BACKEND: 'redis://127.0.0.1:1' } });
+    expect(flagWins.code, flagWins.stderr).toBe(0);
+  });
+
+  it('a config file supplies the backend when neither flag nor environment does', async () => {
+    const cwd = mkdtempSync(join(store.dir, 'cfg-'));
+    const prefixIndex = store.args.indexOf('--prefix');
+    const config: Record<string, unknown> = { backend: store.url, defaultQueue: 'from-file' };
+    if (prefixIndex >= 0) config.prefix = store.args[prefixIndex + 1];
+    writeFileSync(join(cwd, 'taskline.config.json'), JSON.stringify(config));
+    const result = await runCli(['--json', 'enqueue', 'cfg'], { cwd });
+    expect(result.code, result.stderr).toBe(0);
+    expect(parseJson(result)).toMatchObject({ queue: 'from-file' });
+    const envWins = await runCli(['--json', 'enqueue', 'cfg'], { cwd, env: { DEFAULT_QUEUE: 'from-env' } });
+    expect(parseJson(envWins)).toMatchObject({ queue: 'from-env' });
+  });
+});
+
+describe('a Redis prefix isolates stores', () => {
+  it('tasks enqueued under one prefix are not seen under another', async () => {
+    const [a, b] = [uniquePrefix('cli-a'), uniquePrefix('cli-b')];
+    try {
+      expect((await runCli(['--backend', REDIS_URL, '--prefix', a, 'enqueue', 'x', '--id', 'iso'])).code).toBe(0);
+      expect((await runCli(['--backend', REDIS_URL, '--prefix', b, 'task', 'get', 'iso'])).code).toBe(1);
+      expect((await runCli(['--backend', REDIS_URL, '--prefix', a, 'task', 'get', 'iso'])).code).toBe(0);
+    } finally {
+      await deletePrefix(REDIS_URL, a);
+      await deletePrefix(REDIS_URL, b);
+    }
+  });
+});
