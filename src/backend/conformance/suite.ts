@@ -11,6 +11,7 @@
  */
 import { describe } from 'vitest';
 import { claimAckConformance } from './claim-ack.js';
+import { concurrencyConformance } from './concurrency.js';
 import { enqueueConformance } from './enqueue.js';
 import { eventsAndWorkersConformance } from './events-workers.js';
 import type { ConformanceStore, OpenStore } from './harness.js';
@@ -28,5 +29,6 @@ export function runConformanceSuite(name: string, openStore: OpenStore): void {
     operationConformance(openStore);
     inspectionConformance(openStore);
     eventsAndWorkersConformance(openStore);
+    concurrencyConformance(openStore);
   });
 }
