@@ -300,6 +300,20 @@ export function leaseConformance(openStore: OpenStore): void {
       expect((await backend.getTask(claimed.id))!.logs).toHaveLength(3);
     });
 
+    it('stores progress exactly as reported: any JSON value', async () => {
+      const { backend } = store;
+      const claimed = await claimTask(backend, await enqueueOne(backend));
+      const lease = { id: claimed.id, queue: claimed.queue, token: claimed.token };
+      const values: unknown[] = [
+        { items: [], nested: { empty: {}, list: [1, [2, []]] }, ratio: 1 / 3, big: Number.MAX_SAFE_INTEGER, tiny: 5e-324 },
+        [], 'half way', 0.1 + 0.2, false, null,
+      ];
+      for (const progress of values) {
+        expect(await backend.reportProgress(lease, { progress })).toBe('ok');
+        expect((await backend.getTask(claimed.id))!.progress).toEqual(progress);
+      }
+    });
+
     it('keeps only the newest log lines past the bound', async () => {
       const { backend } = store;
       const claimed = await claimTask(backend, await enqueueOne(backend));

@@ -118,7 +118,8 @@ export function decodeRecord(
     backoff: m.b ?? null,
     headers: objectOrEmpty(m.h),
     links: objectOrEmpty(m.l),
-    progress: m.p ?? null,
+    // Stored as JSON text (lua/progress.lua).
+    progress: typeof m.p === 'string' ? parseJson(m.p) : (m.p ?? null),
     cancelRequested: m.x === 1,
     attempts: Array.isArray(attempts) ? attempts.map(normalizeAttempt) : [],
     logs: Array.isArray(logs) ? logs : [],

@@ -17,7 +17,8 @@ if ARGV[6] ~= '' then
 end
 if ARGV[7] ~= '' then
   local m = get_meta(id)
-  m.p = cjson.decode(ARGV[7])
+  -- Kept as JSON text: a cjson round trip would turn [] into {} and cut numbers to 14 digits.
+  m.p = ARGV[7]
   put_meta(id, m)
 end
 return 1
