@@ -4,22 +4,26 @@ import { openAppDatabase } from './app-db.js';
 import type { ExampleOptions } from './options.js';
 
 export interface CleanSessionsPayload {
-  olderThanDays: number;
-  batchSize: number;
+  /** Sessions not seen for this many days are deleted. Default 30. */
+  olderThanDays?: number;
+  /** Rows deleted per write transaction. Default 1 000. */
+  batchSize?: number;
 }
 
 export function cleanExpiredSessionsHandler(options: ExampleOptions) {
   return async (payload: CleanSessionsPayload, ctx: TaskContext) => {
+    const olderThanDays = payload.olderThanDays ?? 30;
+    const batchSize = payload.batchSize ?? 1_000;
     const db = openAppDatabase(options.appDatabase);
     try {
-      const cutoff = Date.now() - payload.olderThanDays * 86_400_000;
+      const cutoff = Date.now() - olderThanDays * 86_400_000;
       const deleteBatch = db.prepare('DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE last_seen_at < ? LIMIT ?)');
       let deleted = 0;
       for (;;) {
         ctx.signal.throwIfAborted();
-        const { changes } = deleteBatch.run(cutoff, payload.batchSize);
+        const { changes } = deleteBatch.run(cutoff, batchSize);
         deleted += changes;
-        if (changes < payload.batchSize) break;
+        if (changes < batchSize) break;
         ctx.progress({ deleted });
         // Let other writers (and this worker's timers) in between batches.
         await new Promise((resolve) => setImmediate(resolve));

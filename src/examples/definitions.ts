@@ -1,6 +1,8 @@
 /**
  * The example task types (DESIGN §13), declared once with their payload schemas and defaults so
  * producers and workers share them: `client.enqueue(reportGenerate, { title: 'Q3' })`.
+ * Optional fields have no zod `.default()`: the payload type is then the same on both sides, and
+ * each handler states its defaults.
  */
 import { z } from 'zod';
 import { defineTask } from '../client/define-task.js';
@@ -8,18 +10,18 @@ import { defineTask } from '../client/define-task.js';
 const recipients = z.union([z.string().email(), z.array(z.string().email()).min(1).max(50)]);
 
 export const sendReport = defineTask('send_report', {
-  schema: z.object({ to: recipients, title: z.string().min(1).max(200).default('Weekly report'), days: z.number().int().min(1).max(366).default(7) }),
+  schema: z.object({ to: recipients, title: z.string().min(1).max(200).optional(), days: z.number().int().min(1).max(366).optional() }),
 });
 
 export const cleanExpiredSessions = defineTask('clean_expired_sessions', {
-  schema: z.object({ olderThanDays: z.number().int().min(0).max(3650).default(30), batchSize: z.number().int().min(1).max(100_000).default(1_000) }),
+  schema: z.object({ olderThanDays: z.number().int().min(0).max(3650).optional(), batchSize: z.number().int().min(1).max(100_000).optional() }),
 });
 
 export const syncExternalData = defineTask('sync_external_data', {
   schema: z.object({
     url: z.string().url().refine((u) => /^https?:/.test(u), 'must be an http(s) URL'),
     source: z.string().min(1).max(100).optional(),
-    timeoutMs: z.number().int().min(100).max(120_000).default(15_000),
+    timeoutMs: z.number().int().min(100).max(120_000).optional(),
   }),
   defaults: { queue: 'sync_workers' },
 });
@@ -29,7 +31,7 @@ export const emailDeliver = defineTask('email:deliver', {
 });
 
 export const reportGenerate = defineTask('report:generate', {
-  schema: z.object({ title: z.string().min(1).max(200).default('Synced records'), source: z.string().min(1).max(100).optional() }),
+  schema: z.object({ title: z.string().min(1).max(200).optional(), source: z.string().min(1).max(100).optional() }),
   defaults: { queue: 'critical', timeout: 60_000 },
 });
 

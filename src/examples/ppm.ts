@@ -31,7 +31,7 @@ export function decodePpm(data: Uint8Array): RgbImage {
   if (max !== '255') throw new Error(`only 8-bit PPM images are supported (maxval ${max})`);
   const size = width * height * 3;
   if (data.length - offset < size) throw new Error(`PPM raster is truncated: ${data.length - offset} of ${size} bytes`);
-  return { width, height, pixels: data.slice(offset, offset + size) };
+  return { width, height, pixels: new Uint8Array(data.subarray(offset, offset + size)) };
 }
 
 export function encodePpm(image: RgbImage): Buffer {

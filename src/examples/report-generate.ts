@@ -7,7 +7,8 @@ import { openAppDatabase } from './app-db.js';
 import type { ExampleOptions } from './options.js';
 
 export interface ReportPayload {
-  title: string;
+  /** Default `Synced records`. */
+  title?: string;
   source?: string;
 }
 
@@ -29,7 +30,7 @@ export function reportGenerateHandler(options: ExampleOptions) {
       db.close();
     }
     ctx.signal.throwIfAborted();
-    const content = `# ${payload.title}\n${rows.join('\n')}\n`;
+    const content = `# ${payload.title ?? 'Synced records'}\n${rows.join('\n')}\n`;
     const dir = join(options.dataDir, 'reports');
     mkdirSync(dir, { recursive: true });
     const path = join(dir, `${ctx.task.id.replace(/[^A-Za-z0-9._-]/g, '_')}.csv`);

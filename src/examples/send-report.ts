@@ -9,21 +9,25 @@ import type { ExampleOptions } from './options.js';
 
 export interface SendReportPayload {
   to: string | string[];
-  title: string;
-  days: number;
+  /** Default `Weekly report`. */
+  title?: string;
+  /** The period, in days up to now. Default 7. */
+  days?: number;
 }
 
 export function sendReportHandler(options: ExampleOptions) {
   return async (payload: SendReportPayload, ctx: TaskContext) => {
+    const title = payload.title ?? 'Weekly report';
+    const days = payload.days ?? 7;
     const db = openAppDatabase(options.appDatabase);
     let text: string;
     try {
-      text = renderReport(db, payload.title, payload.days, new Date());
+      text = renderReport(db, title, days, new Date());
     } finally {
       db.close();
     }
     const to = Array.isArray(payload.to) ? payload.to : [payload.to];
-    const sent = await deliver({ from: options.mailFrom, to, subject: `${payload.title} (${payload.days} days)`, text }, ctx, options);
+    const sent = await deliver({ from: options.mailFrom, to, subject: `${title} (${days} days)`, text }, ctx, options);
     return { to, lines: text.split('\n').length, ...sent };
   };
 }

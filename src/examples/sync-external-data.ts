@@ -10,8 +10,10 @@ import type { ExampleOptions } from './options.js';
 
 export interface SyncPayload {
   url: string;
+  /** Key of the records in `external_records`. Default: the URL's host. */
   source?: string;
-  timeoutMs: number;
+  /** Time allowed for the request. Default 15 s. */
+  timeoutMs?: number;
 }
 
 /** Used when a 429 has no usable Retry-After. */
@@ -21,7 +23,7 @@ const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
 export function syncExternalDataHandler(options: ExampleOptions) {
   return async (payload: SyncPayload, ctx: TaskContext) => {
     const source = payload.source ?? new URL(payload.url).host;
-    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(payload.timeoutMs)]);
+    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(payload.timeoutMs ?? 15_000)]);
     let response: Response;
     try {
       response = await fetch(payload.url, { signal, headers: { accept: 'application/json' } });
