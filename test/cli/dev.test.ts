@@ -1,0 +1,66 @@
+/**
+ * End to end: `taskline dev` as a child process in a fresh directory (so the default store
+ * ./taskline.db lands there), an example task enqueued through the CLI with --wait, then SIGTERM.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/stores.js';
+import { BACKEND_KINDS, CliProcess, parseJson, runCli } from './helpers.js';
+
+describe.each(BACKEND_KINDS)('taskline dev on %s', (kind) => {
+  let cwd: string;
+  let prefix: string;
+  let dev: CliProcess | null = null;
+  /** Store arguments: none for SQLite (the default ./taskline.db), --backend and --prefix for Redis. */
+  let storeArgs: string[];
+
+  beforeEach(() => {
+    cwd = mkdtempSync(join(tmpdir(), `taskline-dev-${kind}-`));
+    prefix = uniquePrefix('dev');
+    storeArgs = kind === 'redis' ? ['--backend', REDIS_URL, '--prefix', prefix] : [];
+  });
+  afterEach(async () => {
+    await dev?.kill();
+    dev = null;
+    if (kind === 'redis') await deletePrefix(REDIS_URL, prefix);
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('runs the example handlers: enqueue --wait completes, SIGTERM exits 0', async () => {
+    dev = new CliProcess([...storeArgs, 'dev'], { cwd });
+    await dev.waitFor(/^ready/m);
+    expect(dev.stdout).toMatch(/^ {2}store {7}(sqlite:\.\/taskline\.db \(embedded, .*taskline\.db\)|redis:\/\/127\.0\.0\.1:6379)$/m);
+    expect(dev.stdout).toMatch(/^ {2}handlers {4}send_report, clean_expired_sessions, sync_external_data, email:deliver, report:generate, image:resize$/m);
+    expect(dev.stdout).toMatch(/^ {2}not yet {5}scheduler .*HTTP API .*dashboard: not part of this build$/m);
+    if (kind === 'sqlite') expect(existsSync(join(cwd, 'taskline.db'))).toBe(true);
+
+    const report = await runCli([...storeArgs, '--json', 'enqueue', 'report:generate', '{"title":"E2E"}', '--queue', 'critical', '--wait', '--wait-timeout', '15s'], { cwd });
+    expect(report.code, report.stderr).toBe(0);
+    const done = parseJson(report);
+    expect(done).toMatchObject({ type: 'report:generate', queue: 'critical', state: 'completed', result: { records: 0 } });
+    expect(readdirSync(join(cwd, '.taskline', 'reports'))).toEqual([`${done.id}.csv`]);
+
+    const mail = await runCli([...storeArgs, 'enqueue', 'email:deliver', '{"to":"dev@example.com","subject":"hello","text":"from dev"}', '--wait'], { cwd });
+    expect(mail.code, mail.stderr).toBe(0);
+    expect(mail.stdout).toMatch(/"via":"outbox"/);
+    await dev.waitFor(/completed\s+email:deliver/);
+
+    dev.signal('SIGTERM');
+    expect(await dev.exited).toEqual({ code: 0, signal: null });
+    expect(dev.stderr).toMatch(/SIGTERM: stopping/);
+  });
+
+  it('--json prints NDJSON events', async () => {
+    dev = new CliProcess([...storeArgs, '--json', 'dev'], { cwd });
+    const [line] = await dev.waitFor(/^\{.*"event":"started".*\}$/m);
+    expect(JSON.parse(line)).toMatchObject({ event: 'started', notRunning: ['scheduler', 'http-api', 'dashboard'], worker: { queues: 'critical=6,default=3,sync_workers=2,low=1' } });
+    const resized = await runCli([...storeArgs, 'enqueue', 'image:resize', '{"width":8,"height":8}', '--wait'], { cwd });
+    expect(resized.code, resized.stderr).toBe(0);
+    const [completed] = await dev.waitFor(/^\{"event":"completed".*\}$/m);
+    expect(JSON.parse(completed)).toMatchObject({ event: 'completed', type: 'image:resize', queue: 'default', attempt: 1 });
+    dev.signal('SIGINT');
+    expect(await dev.exited).toEqual({ code: 0, signal: null });
+  });
+});
