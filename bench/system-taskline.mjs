@@ -1,0 +1,43 @@
+// Taskline adapter for the benchmark: one producer and one consumer shape shared with bullmq.mjs.
+// Everything is Taskline's defaults except the queue name and the worker's concurrency
+// (the settings are described in settings.mjs).
+import { connect, Client, Worker } from '../dist/index.js';
+
+export const name = 'taskline';
+export const TASK_TYPE = 'noop';
+export const PREFIX = 'tl';
+
+export async function createProducer({ url, queue }) {
+  const backend = await connect(url, { prefix: PREFIX });
+  const client = new Client(backend);
+  return {
+    one: (payload) => client.enqueue(TASK_TYPE, payload, { queue }),
+    many: (payloads) => client.enqueueMany(payloads.map((payload) => ({ type: TASK_TYPE, payload, options: { queue } }))),
+    async close() {
+      await client.close();
+      await backend.close();
+    },
+  };
+}
+
+/**
+ * A worker whose handler only calls `onStart(payload)`; `onCompleted` fires once the completion
+ * is stored (Taskline emits 'completed' after the ack is written).
+ */
+export async function createConsumer({ url, queue, concurrency, onStart, onCompleted, onError }) {
+  const backend = await connect(url, { prefix: PREFIX });
+  const worker = new Worker(backend, { concurrency, queues: [queue] });
+  worker.handle(TASK_TYPE, (payload) => {
+    if (onStart) onStart(payload);
+  });
+  worker.on('completed', onCompleted);
+  worker.on('failed', (_task, error) => onError(error));
+  worker.on('error', (error) => onError(error));
+  return {
+    start: () => worker.start(),
+    async stop() {
+      await worker.stop({ timeout: 2_000 });
+      await backend.close();
+    },
+  };
+}
