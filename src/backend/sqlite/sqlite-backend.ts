@@ -37,8 +37,14 @@ export interface SqliteBackendOptions {
   synchronous?: Synchronous;
   /** ms a transaction waits inside SQLite for another process's write lock. Default 2000. */
   busyTimeoutMs?: number;
-  /** ms between checks for commits of other processes (to wake waiting workers and subscribers). Default 5. */
+  /**
+   * Commits of other processes are noticed through a watch on the WAL file (see notifier.ts);
+   * this is the interval of the safety-net check in ms. Default 100 (5 where the file cannot be
+   * watched: an in-memory database, or `watchFile: false`).
+   */
   pollIntervalMs?: number;
+  /** Watch the WAL file for commits of other processes. Default true. */
+  watchFile?: boolean;
 }
 
 export class SqliteBackend implements Backend {
@@ -54,7 +60,8 @@ export class SqliteBackend implements Backend {
   private constructor(private readonly db: Database.Database, options: SqliteBackendOptions) {
     this.offset = options.clockOffsetMs ?? 0;
     this.sql = new StatementCache(db);
-    this.notifier = new Notifier(this.sql, options.pollIntervalMs ?? 5);
+    const walFile = options.watchFile === false || db.memory ? null : `${db.name}-wal`;
+    this.notifier = new Notifier(this.sql, { walFile, intervalMs: options.pollIntervalMs ?? (walFile === null ? 5 : 100) });
     this.transaction = db.transaction((work: () => unknown) => work());
   }
 
