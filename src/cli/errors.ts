@@ -20,13 +20,16 @@ export class CommandFailed extends Error {
   override name = 'CommandFailed';
 }
 
+const USAGE_CODES = ['TL_INVALID_ARGUMENT', 'TL_INVALID_OPTION', 'TL_VALIDATION_FAILED', 'TL_PAYLOAD_TOO_LARGE', 'TL_PAYLOAD_NOT_JSON'] as const;
+
 const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
 
 export function exitCodeFor(error: unknown): number {
   if (error instanceof CommanderError) return HELP_CODES.has(error.code) && error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
   if (error instanceof UsageError) return EXIT_USAGE;
   if (configErrorSource(error) === 'flag') return EXIT_USAGE;
-  if (isTasklineError(error, 'TL_INVALID_ARGUMENT') || isTasklineError(error, 'TL_INVALID_OPTION')) return EXIT_USAGE;
+  // Input the caller gave that Taskline refused before storing anything.
+  for (const code of USAGE_CODES) if (isTasklineError(error, code)) return EXIT_USAGE;
   return EXIT_FAILURE;
 }
 

@@ -4,6 +4,12 @@ import { CommanderError } from 'commander';
 import { describeError, exitCodeFor, EXIT_OK, EXIT_USAGE } from './errors.js';
 import { commandPath, createProgram } from './program.js';
 
+// `taskline task ls | head -1`: a reader that goes away is not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 async function main(argv: string[]): Promise<number> {
   const program = createProgram();
   // Commander's own errors are thrown to here and printed once, on one line, like every other.

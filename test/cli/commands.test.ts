@@ -49,6 +49,28 @@ describe.each(BACKEND_KINDS)('taskline commands on %s', (kind) => {
     expect(await (await store.open()).getTask('stdin-1')).toMatchObject({ payload: { from: 'stdin' }, maxRetries: 0, timeout: 5_000 });
   });
 
+  it('enqueue --definitions validates the payload and applies the definition\'s defaults', async () => {
+    const definitions = join(store.dir, 'definitions.mjs');
+    writeFileSync(
+      definitions,
+      `import { defineTask } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)};
+export const resize = defineTask('img:resize', {
+  schema: { safeParse: (v) => (typeof v?.width === 'number' ? { success: true, data: v } : { success: false, error: { message: 'width must be a number' } }) },
+  defaults: { queue: 'images', maxRetries: 1 },
+});`,
+    );
+    const ok = await cli('--json', 'enqueue', 'img:resize', '{"width":10}', '--definitions', definitions);
+    expect(ok.code, ok.stderr).toBe(0);
+    const { id } = parseJson(ok);
+    expect(await (await store.open()).getTask(id)).toMatchObject({ queue: 'images', maxRetries: 1 });
+    const invalid = await cli('enqueue', 'img:resize', '{"width":"wide"}', '--definitions', definitions);
+    expect(invalid.code).toBe(2);
+    expect(oneLine(invalid.stderr)).toMatch(/^taskline: payload of img:resize does not match its schema: width must be a number \(TL_VALIDATION_FAILED\)/);
+    const unknown = await cli('enqueue', 'other', '--definitions', definitions);
+    expect(unknown.code).toBe(2);
+    expect(oneLine(unknown.stderr)).toMatch(/defines no task type "other"/);
+  });
+
   it('enqueue of an existing id fails with exit 1 and one line', async () => {
     expect((await cli('enqueue', 't', '--id', 'dup')).code).toBe(0);
     const again = await cli('enqueue', 't', '--id', 'dup');

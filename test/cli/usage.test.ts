@@ -35,10 +35,12 @@ describe('usage errors exit 2 with one line', () => {
     ['bad queue name', ['queue', 'pause', 'no spaces'], /^taskline: invalid queue "no spaces": a queue name is/],
     ['bad task id', ['task', 'get', 'a b'], /^taskline: invalid task id "a b"/],
     ['bad --backend', ['--backend', 'postgres://x', 'queue', 'ls'], /^taskline: --backend="postgres:\/\/x" is not accepted: redis:\/\/host:port\[\/db\], rediss:\/\/host:port\[\/db\] or sqlite:<path> \(TL_INVALID_CONFIG\)/],
+    ['definitions file missing', ['enqueue', 'a', '--definitions', 'defs.mjs'], /^taskline: --definitions defs\.mjs: no such file .*exports defineTask/],
     ['missing --config file', ['--config', 'nope.json', 'queue', 'ls'], /^taskline: config file nope\.json does not exist/],
   ];
-  it.each(cases)('%s', async (_name, args, expected) => {
-    writeFileSync(join(dir, 'x.mjs'), 'export default { a: async () => 1 };');
+  beforeAll(() => writeFileSync(join(dir, 'x.mjs'), 'export default { a: async () => 1 };'));
+  // Independent child processes: run them side by side.
+  it.concurrent.each(cases)('%s', async (_name, args, expected) => {
     const result = await runCli(args, { cwd: dir });
     expect(result.code, result.stderr).toBe(2);
     expect(oneLine(result.stderr)).toMatch(expected);
@@ -83,7 +85,7 @@ describe('store and configuration failures exit 1 with one line', () => {
     ['REDIS_URL not Redis', { REDIS_URL: 'http://x' }, /^taskline: REDIS_URL="http:\/\/x" is not accepted: redis:\/\//],
     ['BROKER_URL and RESULT_BACKEND differ', { BROKER_URL: 'redis://a:6379', RESULT_BACKEND: 'redis://b:6379' }, /^taskline: BROKER_URL, RESULT_BACKEND point to different stores/],
   ];
-  it.each(envCases)('invalid environment: %s', async (_name, env, expected) => {
+  it.concurrent.each(envCases)('invalid environment: %s', async (_name, env, expected) => {
     const result = await runCli(['queue', 'ls'], { cwd: dir, env });
     expect(result.code).toBe(1);
     expect(oneLine(result.stderr)).toMatch(expected);

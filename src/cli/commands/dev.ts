@@ -5,7 +5,8 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { VERSION } from '../../version.js';
 import { positiveInt } from '../args.js';
 import { withContext } from '../run.js';
@@ -50,10 +51,17 @@ export function registerDevCommand(program: Command): void {
           ctx.out.line(`  app data    ${examples.appDatabase} (sessions, synced records); reports and images in ${examples.dataDir}`);
           ctx.out.line(`  mail        ${examples.smtpUrl ? `SMTP ${examples.smtpUrl.replace(/\/\/[^@/]*@/, '//***@')}` : `${outboxDir(examples)} (set SMTP_URL to send for real)`}`);
           ctx.out.line(`  not yet     ${notYet.join(', ')}: not part of this build`);
-          ctx.out.line(`  try         taskline enqueue report:generate '{"title":"Demo"}' --queue critical --wait`);
+          ctx.out.line(`  try         taskline enqueue report:generate '{"title":"Demo"}' --definitions ${definitionsPath()} --wait`);
           ctx.out.line('ready — Ctrl-C stops (running tasks finish first)');
         }
         await runUntilSignal(ctx, worker);
       }),
     );
+}
+
+/** The examples' definitions module, relative to the working directory when it is inside it. */
+function definitionsPath(): string {
+  const path = fileURLToPath(new URL('../../examples/definitions.js', import.meta.url));
+  const fromHere = relative(process.cwd(), path);
+  return fromHere.startsWith('..') ? path : fromHere;
 }

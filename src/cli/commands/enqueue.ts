@@ -4,7 +4,8 @@ import { Client } from '../../client/client.js';
 import { TaskFailedError, isTasklineError } from '../../core/errors.js';
 import type { EnqueueOptions } from '../../core/options.js';
 import { duration, parsePayload, wholeNumber } from '../args.js';
-import { CommandFailed } from '../errors.js';
+import { loadDefinitions } from '../definitions-module.js';
+import { CommandFailed, UsageError } from '../errors.js';
 import { taskInfoJson } from '../json.js';
 import { withContext } from '../run.js';
 
@@ -16,6 +17,7 @@ interface EnqueueCommandOptions {
   timeout?: number;
   wait?: boolean;
   waitTimeout: number;
+  definitions?: string;
 }
 
 export function registerEnqueueCommand(program: Command): void {
@@ -29,10 +31,15 @@ export function registerEnqueueCommand(program: Command): void {
     .option('--id <id>', 'custom task id (a task with this id must not exist)')
     .addOption(new Option('--max-retries <n>', 'retries after the first attempt (default: MAX_RETRIES, else 3)').argParser(wholeNumber(1000)))
     .addOption(new Option('--timeout <duration>', 'time one attempt may run (default 30m)').argParser(duration(1)))
+    .option('--definitions <module>', 'JS module exporting defineTask(…) definitions: the type\'s schema and default options apply')
     .option('--wait', 'wait until the task finishes; exit 1 if it dies or is cancelled')
     .addOption(new Option('--wait-timeout <duration>', 'give up waiting after this long').default(300_000, '5m').argParser(duration(1)))
     .action(async (type: string, json: string | undefined, options: EnqueueCommandOptions, command: Command) => {
       const payload = await parsePayload(json);
+      const definition = options.definitions === undefined ? undefined : (await loadDefinitions(options.definitions)).get(type);
+      if (options.definitions !== undefined && definition === undefined) {
+        throw new UsageError(`--definitions ${options.definitions} defines no task type ${JSON.stringify(type)}`);
+      }
       await withContext(command, async (ctx) => {
         const client = new Client(await ctx.backend({ create: true }), {
           defaults: { maxRetries: ctx.settings.maxRetries, queue: ctx.settings.defaultQueue },
@@ -44,7 +51,7 @@ export function registerEnqueueCommand(program: Command): void {
           if (options.id !== undefined) enqueueOptions.id = options.id;
           if (options.maxRetries !== undefined) enqueueOptions.maxRetries = options.maxRetries;
           if (options.timeout !== undefined) enqueueOptions.timeout = options.timeout;
-          const info = await client.enqueue(type, payload, enqueueOptions);
+          const info = await client.enqueue(definition ?? type, payload, enqueueOptions);
           if (options.wait !== true) {
             ctx.out.data(taskInfoJson(info));
             ctx.out.line(`${info.state} ${info.id}  ${info.type} on queue ${info.queue}`);
