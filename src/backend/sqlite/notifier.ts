@@ -131,7 +131,11 @@ export class Notifier {
       // Deliver after the caller's operation returns, in commit order, as other processes see them.
       this.pendingRead ??= setImmediate(() => {
         this.pendingRead = null;
-        this.readEvents();
+        try {
+          this.readEvents();
+        } catch {
+          // the next tick reads them
+        }
       });
     }
   }
@@ -197,17 +201,20 @@ export class Notifier {
     this.burst.unref();
   }
 
+  /**
+   * Runs from timers and file events: a failure (the database closing, an I/O error) must not
+   * escape as an uncaught exception. Waiters then wake at their timeout; the next tick retries.
+   */
   private tick(): void {
-    let version: number;
     try {
-      version = this.dataVersion.get() as number;
+      const version = this.dataVersion.get() as number;
+      if (version === this.lastVersion) return;
+      this.lastVersion = version;
+      if (this.waiters.size > 0) this.checkWaiters();
+      if (this.listeners.size > 0) this.readEvents();
     } catch {
-      return; // closing
+      // see above
     }
-    if (version === this.lastVersion) return;
-    this.lastVersion = version;
-    if (this.waiters.size > 0) this.checkWaiters();
-    if (this.listeners.size > 0) this.readEvents();
   }
 
   private checkWaiters(): void {
