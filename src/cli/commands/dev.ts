@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { relative, resolve } from 'node:path';
+import { basename, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VERSION } from '../../version.js';
 import { positiveInt } from '../args.js';
@@ -51,7 +51,7 @@ export function registerDevCommand(program: Command): void {
           ctx.out.line(`  app data    ${examples.appDatabase} (sessions, synced records); reports and images in ${examples.dataDir}`);
           ctx.out.line(`  mail        ${examples.smtpUrl ? `SMTP ${examples.smtpUrl.replace(/\/\/[^@/]*@/, '//***@')}` : `${outboxDir(examples)} (set SMTP_URL to send for real)`}`);
           ctx.out.line(`  not yet     ${notYet.join(', ')}: not part of this build`);
-          ctx.out.line(`  try         taskline enqueue report:generate '{"title":"Demo"}' --definitions ${definitionsPath()} --wait`);
+          ctx.out.line(`  try         ${invocation()} enqueue report:generate '{"title":"Demo"}' --definitions ${definitionsPath()} --wait`);
           ctx.out.line('ready — Ctrl-C stops (running tasks finish first)');
         }
         await runUntilSignal(ctx, worker);
@@ -64,4 +64,12 @@ function definitionsPath(): string {
   const path = fileURLToPath(new URL('../../examples/definitions.js', import.meta.url));
   const fromHere = relative(process.cwd(), path);
   return fromHere.startsWith('..') ? path : fromHere;
+}
+
+/** How this CLI was started, so the printed command works as typed: `taskline` or `node dist/cli/main.js`. */
+function invocation(): string {
+  const script = process.argv[1] ?? 'taskline';
+  if (basename(script) === 'taskline') return 'taskline';
+  const fromHere = relative(process.cwd(), script);
+  return `node ${fromHere.startsWith('..') ? script : fromHere}`;
 }
