@@ -13,3 +13,9 @@ export type { TaskInfo, TaskRecord, TaskState, AttemptRecord, BackoffSpec, TaskL
 export { TASK_STATES } from './core/task.js';
 export type { BackoffFunction, BackoffOption } from './core/backoff.js';
 export { VERSION } from './version.js';
+export { Scheduler, type SchedulerOptions, type SchedulerEvents, type FireEvent } from './scheduler/scheduler.js';
+export { ScheduleService } from './scheduler/service.js';
+export type { ScheduleInput, Schedule, ScheduleDefinition, ScheduleState, TaskTemplate, OverlapPolicy, CatchUpPolicy } from './scheduler/schedule.js';
+export { parseCron, upcoming, type CronSchedule } from './scheduler/cron.js';
+export { Locks, LockHandle, type LockOptions, type WithLockOptions } from './lock/lock.js';
+export type { SchedulingBackend, FireRecord } from './backend/contract.js';

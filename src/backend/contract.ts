@@ -6,6 +6,7 @@
  * Every backend passes the same conformance suite (`conformance/`), run against a real store.
  */
 import type { AttemptRecord, NewTask, TaskInfo, TaskLinks, TaskLogLine, TaskRecord, TaskState, BackoffSpec } from '../core/task.js';
+import type { OverlapPolicy, Schedule, ScheduleDefinition, ScheduleState } from '../scheduler/schedule.js';
 
 /** Default retention of finished tasks (DESIGN §2). */
 export const DEFAULT_RETENTION = {
@@ -210,3 +211,95 @@ export interface Backend {
 
   close(): Promise<void>;
 }
+
+// ── schedules (DESIGN §6) and locks (§7) ──────────────────────────────────────
+
+/** One fire to record, and for `enqueue` its task to store (the task id is the fire id). */
+export interface FireRequest {
+  fireId: string;
+  nominalAt: number;
+  action: 'enqueue' | 'missed' | 'skipped';
+  /** Why it was skipped (`skipped` only). */
+  reason?: string;
+  /** The task, for `enqueue`. */
+  task?: NewTask;
+}
+
+/** Fires of one schedule into one queue, applied in order in one atomic step. */
+export interface FireBatch {
+  scheduleId: string;
+  queue: string;
+  overlap: OverlapPolicy;
+  /** The task of the schedule's previous enqueued fire, for the overlap policy. */
+  previousTaskId: string | null;
+  fires: FireRequest[];
+  /** Fire records kept per schedule (older ones are pruned but stay no-ops). */
+  keepHistory: number;
+}
+
+/**
+ * `exists`: this fire was handled before (by any scheduler) — nothing was done.
+ * `busy`: bufferOne and the previous run is unfinished — nothing was recorded.
+ */
+export type FireOutcome = 'enqueued' | 'missed' | `skipped:${string}` | 'exists' | 'busy';
+
+export interface FireResult {
+  fireId: string;
+  outcome: FireOutcome;
+  taskId: string | null;
+}
+
+/** A fire as history shows it. */
+export interface FireRecord {
+  fireId: string;
+  nominalAt: number;
+  enqueuedAt: number | null;
+  lagMs: number | null;
+  outcome: string;
+  taskId: string | null;
+  /** The task's current state; null when there is no task or it was deleted. */
+  taskState: TaskState | null;
+}
+
+export interface ScheduleUpdate {
+  id: string;
+  generation: number;
+  state: ScheduleState;
+}
+
+/** Schedule storage, the fire operation and the scheduler's leader lease. */
+export interface ScheduleStore {
+  /** Throws TL_SCHEDULE_CONFLICT if the id exists. */
+  createSchedule(definition: ScheduleDefinition): Promise<Schedule>;
+  /** Throws TL_SCHEDULE_NOT_FOUND. The change applies to fires after it. */
+  updateSchedule(definition: ScheduleDefinition): Promise<Schedule>;
+  upsertSchedule(definition: ScheduleDefinition): Promise<Schedule>;
+  /** Returns false when there was no such schedule. */
+  deleteSchedule(id: string): Promise<boolean>;
+  getSchedule(id: string): Promise<Schedule | null>;
+  listSchedules(): Promise<Schedule[]>;
+  pauseSchedule(id: string, options?: { note?: string | null; until?: number | null }): Promise<Schedule>;
+  resumeSchedule(id: string): Promise<Schedule>;
+  /** Takes or renews the leader lease; returns the fencing epoch, or null when another instance leads. */
+  acquireLeadership(holder: string, ttlMs: number): Promise<number | null>;
+  releaseLeadership(holder: string): Promise<void>;
+  /** Records fires and enqueues their tasks, each fire at most once across all schedulers. */
+  fire(batches: FireBatch[]): Promise<FireResult[][]>;
+  /** Writes run state if the caller still leads with `epoch`; false when fenced out. */
+  advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[]): Promise<boolean>;
+  /** Fire history of a schedule, newest first. */
+  listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]>;
+}
+
+/** Distributed locks with fencing tokens (DESIGN §7). */
+export interface LockStore {
+  /** Returns a fencing token (strictly increasing per key), or null when the lock is held. */
+  acquireLock(key: string, owner: string, ttlMs: number): Promise<number | null>;
+  /** Extends the lock if `owner` still holds it with `token`. */
+  extendLock(key: string, owner: string, token: number, ttlMs: number): Promise<boolean>;
+  /** Releases the lock if `owner` still holds it with `token`. */
+  releaseLock(key: string, owner: string, token: number): Promise<boolean>;
+}
+
+/** A backend with the scheduler's and the locks' operations. */
+export type SchedulingBackend = Backend & ScheduleStore & LockStore;

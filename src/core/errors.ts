@@ -19,6 +19,12 @@ export const ERROR_CODES = {
   TL_TASK_FAILED: 'the task died or was cancelled',
   TL_INVALID_CONFIG: 'a configuration setting is not accepted',
   TL_CLOSED: 'the backend or worker was closed',
+  TL_INVALID_CRON: 'a cron expression is not accepted, or never fires',
+  TL_INVALID_TIMEZONE: 'an unknown time zone',
+  TL_INVALID_SCHEDULE: 'a schedule definition is not accepted',
+  TL_SCHEDULE_NOT_FOUND: 'no schedule with this id',
+  TL_SCHEDULE_CONFLICT: 'a schedule with this id already exists',
+  TL_LOCK_NOT_HELD: 'the lock is no longer held by this owner',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

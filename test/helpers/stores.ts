@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisBackend } from '../../src/backend/redis/redis-backend.js';
 import type { Backend } from '../../src/backend/contract.js';
+import { sqliteStore } from './sqlite-store.js';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -64,4 +65,7 @@ export function tempDir(label = 'taskline'): { path: string; remove: () => void 
 }
 
 /** The backends every behaviour test runs on. */
-export const STORES: [string, () => Promise<TestStore>][] = [['redis', () => redisStore()]];
+export const STORES: [string, () => Promise<TestStore>][] = [
+  ['redis', () => redisStore()],
+  ['sqlite', () => sqliteStore()],
+];

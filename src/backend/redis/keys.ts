@@ -3,7 +3,7 @@
 /** The per-queue keys, in the order every Lua script receives them (see lua/_lib.lua). */
 export const QUEUE_KEY_NAMES = [
   'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled',
-  'lease', 'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel',
+  'lease', 'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor',
 ] as const;
 export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
 
@@ -29,6 +29,23 @@ export class RedisKeys {
 
   unique(queue: string, hash: string): string {
     return `{${this.prefix}:${queue}}:u:${hash}`;
+  }
+
+  /** A schedule's fire history, kept in the slot of the queue its tasks go to. */
+  fireHistory(queue: string, scheduleId: string): string {
+    return `{${this.prefix}:${queue}}:sfires:${scheduleId}`;
+  }
+
+  /** Schedule keys, in script order: defs, meta, state, generations, leader. */
+  get schedules(): string[] {
+    const tag = `{${this.prefix}:schedules}`;
+    return [`${tag}:defs`, `${tag}:meta`, `${tag}:state`, `${tag}:generations`, `${tag}:leader`];
+  }
+
+  /** A lock's keys: owner, fence counter. */
+  lock(key: string): string[] {
+    const tag = `{${this.prefix}:lock:${key}}`;
+    return [`${tag}:owner`, `${tag}:fence`];
   }
 
   /** Set of all queue names. */

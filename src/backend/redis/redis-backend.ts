@@ -6,8 +6,10 @@ import {
   DEFAULT_RETENTION,
   type Ack, type AckResult, type Backend, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
   type DailyStat, type EnqueueOutcome, type LeaseRef, type MinuteStat, type QueueInfo, type RenewResult, type TaskPage,
-  type Unsubscribe, type WorkerInfo,
+  type Unsubscribe, type WorkerInfo, type SchedulingBackend, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
 } from '../contract.js';
+import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
+import { RedisScheduleStore } from './schedule-store.js';
 import { RedisKeys } from './keys.js';
 import { ScriptRunner, type ScriptCall } from './scripts.js';
 import { decodeClaimed, decodeRecord, encodeRecordFragment } from './codec.js';
@@ -27,7 +29,7 @@ export interface RedisBackendOptions {
 const BULK_LIMIT = 500;
 
 /** The Redis store: every state transition is one Lua script (lua/). */
-export class RedisBackend implements Backend {
+export class RedisBackend implements SchedulingBackend {
   readonly kind = 'redis' as const;
   readonly keys: RedisKeys;
   private readonly redis: Redis;
@@ -38,11 +40,21 @@ export class RedisBackend implements Backend {
   private readonly registered = new Set<string>();
   private readonly offset: string;
   private closed = false;
+  private readonly scheduling: RedisScheduleStore;
 
   private constructor(private readonly url: string, private readonly options: RedisBackendOptions) {
     this.keys = new RedisKeys(options.prefix ?? 'tl');
     this.offset = String(options.clockOffsetMs ?? 0);
     this.redis = this.createConnection('main', { commandTimeout: options.commandTimeout ?? 5000 });
+    this.scheduling = new RedisScheduleStore({
+      redis: this.redis,
+      scripts: this.scripts,
+      keys: this.keys,
+      offset: this.offset,
+      call: (operation) => this.call(operation),
+      queueScript: (name, queue, args, extraKeys) => this.scriptCall(name, queue, args, extraKeys),
+      register: (queues) => this.register(queues),
+    });
   }
 
   /** Connects and checks that Redis answers; throws TL_STORE_UNAVAILABLE when it does not. */
@@ -513,6 +525,72 @@ export class RedisBackend implements Backend {
     const fields = numbers.flatMap((m) => [`pm:${m}`, `fm:${m}`]);
     const values = await this.call(() => this.redis.hmget(this.keys.queueKey(queue, 'stats'), ...fields));
     return numbers.map((m, i) => ({ at: m * 60_000, processed: Number(values[2 * i] ?? 0), failed: Number(values[2 * i + 1] ?? 0) }));
+  }
+
+  // ── schedules and locks (schedule-store.ts) ─────────────────────────────────
+
+  createSchedule(definition: ScheduleDefinition): Promise<Schedule> {
+    return this.scheduling.createSchedule(definition);
+  }
+
+  updateSchedule(definition: ScheduleDefinition): Promise<Schedule> {
+    return this.scheduling.updateSchedule(definition);
+  }
+
+  upsertSchedule(definition: ScheduleDefinition): Promise<Schedule> {
+    return this.scheduling.upsertSchedule(definition);
+  }
+
+  deleteSchedule(id: string): Promise<boolean> {
+    return this.scheduling.deleteSchedule(id);
+  }
+
+  getSchedule(id: string): Promise<Schedule | null> {
+    return this.scheduling.getSchedule(id);
+  }
+
+  listSchedules(): Promise<Schedule[]> {
+    return this.scheduling.listSchedules();
+  }
+
+  pauseSchedule(id: string, options?: { note?: string | null; until?: number | null }): Promise<Schedule> {
+    return this.scheduling.pauseSchedule(id, options);
+  }
+
+  resumeSchedule(id: string): Promise<Schedule> {
+    return this.scheduling.resumeSchedule(id);
+  }
+
+  acquireLeadership(holder: string, ttlMs: number): Promise<number | null> {
+    return this.scheduling.acquireLeadership(holder, ttlMs);
+  }
+
+  releaseLeadership(holder: string): Promise<void> {
+    return this.scheduling.releaseLeadership(holder);
+  }
+
+  fire(batches: FireBatch[]): Promise<FireResult[][]> {
+    return this.scheduling.fire(batches);
+  }
+
+  advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[]): Promise<boolean> {
+    return this.scheduling.advanceSchedules(holder, epoch, updates);
+  }
+
+  listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]> {
+    return this.scheduling.listFires(scheduleId, queue, limit);
+  }
+
+  acquireLock(key: string, owner: string, ttlMs: number): Promise<number | null> {
+    return this.scheduling.acquireLock(key, owner, ttlMs);
+  }
+
+  extendLock(key: string, owner: string, token: number, ttlMs: number): Promise<boolean> {
+    return this.scheduling.extendLock(key, owner, token, ttlMs);
+  }
+
+  releaseLock(key: string, owner: string, token: number): Promise<boolean> {
+    return this.scheduling.releaseLock(key, owner, token);
   }
 
   async close(): Promise<void> {

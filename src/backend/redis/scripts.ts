@@ -2,10 +2,14 @@ import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
-/** The Lua scripts, one per state transition (lua/*.lua), each with the shared prelude. */
-export const SCRIPT_NAMES = [
+/** Scripts on the keys of one queue: they get the clock prelude and the queue prelude (_lib.lua). */
+const QUEUE_SCRIPTS = [
   'enqueue', 'claim', 'ack', 'renew', 'recover', 'forward', 'cleanup', 'operate', 'operate-all', 'progress', 'queue-info',
+  'fire', 'fire-history',
 ] as const;
+/** Scripts on other keys (schedules, leader lease, locks): the clock prelude only. */
+const PLAIN_SCRIPTS = ['schedule-save', 'schedule-advance', 'leader', 'lock'] as const;
+export const SCRIPT_NAMES = [...QUEUE_SCRIPTS, ...PLAIN_SCRIPTS] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 interface LoadedScript {
@@ -15,9 +19,11 @@ interface LoadedScript {
 
 function loadScripts(): Map<ScriptName, LoadedScript> {
   const dir = new URL('./lua/', import.meta.url);
-  const prelude = readFileSync(new URL('_lib.lua', dir), 'utf8');
+  const clock = readFileSync(new URL('_time.lua', dir), 'utf8');
+  const queue = readFileSync(new URL('_lib.lua', dir), 'utf8');
   const scripts = new Map<ScriptName, LoadedScript>();
   for (const name of SCRIPT_NAMES) {
+    const prelude = (QUEUE_SCRIPTS as readonly string[]).includes(name) ? `${clock}\n${queue}` : clock;
     const source = `${prelude}\n-- ${name}.lua\n${readFileSync(new URL(`${name}.lua`, dir), 'utf8')}`;
     scripts.set(name, { source, sha: createHash('sha1').update(source).digest('hex') });
   }

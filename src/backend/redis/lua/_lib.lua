@@ -19,7 +19,9 @@
 --  16 logs      hash  id -> JSON array of log lines
 --  17 seq       string counter for lease tokens
 --  18 cancel    set   ids of running tasks an operator asked to cancel
---  19…          script-specific extra keys (unique keys at enqueue)
+--  19 fires     hash  fire id -> fire record (JSON) of the schedules enqueueing here
+--  20 firefloor hash  schedule id -> nominal time up to which fire records were pruned
+--  21…          script-specific extra keys (unique keys at enqueue; a schedule's fire history)
 -- ARGV 1 clock offset (ms, tests only), 2 event channel, 3 queue name; then script-specific.
 --
 -- Task record fields: t type, s state, a attempt, m maxRetries, o timeout, d deadline,
@@ -29,13 +31,9 @@
 local K_META, K_PAYLOAD, K_QUEUED, K_SCHEDULED, K_RETRYING, K_RUNNING = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local K_COMPLETED, K_DEAD, K_CANCELLED, K_LEASE, K_PAUSED, K_MARKER = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local K_STATS, K_RESULT, K_ATTEMPTS, K_LOGS, K_SEQ, K_CANCEL = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
+local K_FIRES, K_FIRE_FLOOR = KEYS[19], KEYS[20]
 
 local CHANNEL, QUEUE = ARGV[2], ARGV[3]
-local NOW
-do
-  local t = redis.call('TIME')
-  NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
-end
 
 local ZSET_OF = {
   scheduled = K_SCHEDULED, retrying = K_RETRYING, running = K_RUNNING,
@@ -168,6 +166,42 @@ local function backoff_delay(spec, attempt, default_base, default_max)
   if exponent > 52 then exponent = 52 end
   local raw = math.min(max, base * (2 ^ exponent))
   return math.floor(raw + raw * 0.25 * math.random() + 0.5)
+end
+
+-- Stores one new task. Returns its state ('queued' | 'scheduled'), 'id' (the id exists) or
+-- 'u:<holder id>' (its unique key is held by an unfinished task).
+local function store_task(id, fragment, payload, delay, run_at, unique_key, unique_ttl)
+  if redis.call('HEXISTS', K_META, id) == 1 then return 'id' end
+  if unique_key then
+    -- The key holds '<holder id>\t<expiry>': the TTL is judged by the store clock (NOW); the PX
+    -- expiry only removes keys nobody looks at any more.
+    local value = redis.call('GET', unique_key)
+    if value then
+      local holder, expires = string.match(value, '^(.*)\t(%d+)$')
+      if not holder then holder = value end -- written before the expiry was stored
+      if expires == nil or tonumber(expires) > NOW then
+        local held = get_meta(holder)
+        if held and not FINISHED[held.s] then return 'u:' .. holder end
+      end
+    end
+    redis.call('SET', unique_key, id .. '\t' .. string.format('%d', NOW + tonumber(unique_ttl)), 'PX', unique_ttl)
+  end
+  local due = nil
+  if run_at >= 0 then due = run_at elseif delay > 0 then due = NOW + delay end
+  local record, state
+  if due and due > NOW then
+    record = '{"s":"scheduled","c":' .. NOW .. ',"n":' .. due .. ',' .. fragment .. '}'
+    redis.call('ZADD', K_SCHEDULED, due, id)
+    state = 'scheduled'
+  else
+    record = '{"s":"queued","c":' .. NOW .. ',"e":' .. NOW .. ',' .. fragment .. '}'
+    redis.call('LPUSH', K_QUEUED, id)
+    state = 'queued'
+  end
+  redis.call('HSET', K_META, id, record)
+  redis.call('HSET', K_PAYLOAD, id, payload)
+  wake_workers()
+  return state
 end
 
 -- Operator transitions, shared by the single-task and the bulk scripts.

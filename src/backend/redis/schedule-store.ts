@@ -1,0 +1,195 @@
+/** Schedules, fires, the leader lease and locks on Redis (lua/schedule-*.lua, fire.lua, leader.lua, lock.lua). */
+import type { Redis } from 'ioredis';
+import { TasklineError } from '../../core/errors.js';
+import { isTaskState, type TaskState } from '../../core/task.js';
+import type { Schedule, ScheduleDefinition, ScheduleState } from '../../scheduler/schedule.js';
+import type { FireBatch, FireOutcome, FireRecord, FireResult, LockStore, ScheduleStore, ScheduleUpdate } from '../contract.js';
+import { encodeRecordFragment } from './codec.js';
+import type { RedisKeys } from './keys.js';
+import type { ScriptCall, ScriptRunner } from './scripts.js';
+
+/** What the schedule store needs of the backend. */
+export interface RedisScope {
+  readonly redis: Redis;
+  readonly scripts: ScriptRunner;
+  readonly keys: RedisKeys;
+  readonly offset: string;
+  call<T>(operation: () => Promise<T>): Promise<T>;
+  queueScript(name: ScriptCall['name'], queue: string, args: (string | number)[], extraKeys?: string[]): ScriptCall;
+  register(queues: Iterable<string>): void;
+}
+
+const LOCK_KEY = /^[^{}\s]{1,200}$/;
+
+export class RedisScheduleStore implements ScheduleStore, LockStore {
+  constructor(private readonly scope: RedisScope) {}
+
+  private async save(mode: string, id: string, definition = '', extra: string | number = -1, note = ''): Promise<string> {
+    const { redis, scripts, keys, offset } = this.scope;
+    const [defs, meta, state, generations] = keys.schedules;
+    return String(
+      await this.scope.call(() => scripts.run(redis, 'schedule-save', [defs, meta, state, generations], [offset, mode, id, definition, extra, note])),
+    );
+  }
+
+  private saveDefinition(mode: 'create' | 'update' | 'upsert', definition: ScheduleDefinition): Promise<string> {
+    const { paused, pauseNote, pausedUntil: _until, ...stored } = definition;
+    return this.save(mode, definition.id, JSON.stringify(stored), paused ? '1' : '0', pauseNote ?? '');
+  }
+
+  private async saved(id: string): Promise<Schedule> {
+    const schedule = await this.getSchedule(id);
+    if (!schedule) throw notFound(id);
+    return schedule;
+  }
+
+  async createSchedule(definition: ScheduleDefinition): Promise<Schedule> {
+    const reply = await this.saveDefinition('create', definition);
+    if (reply === 'conflict') throw new TasklineError('TL_SCHEDULE_CONFLICT', `a schedule with id ${JSON.stringify(definition.id)} already exists`);
+    return this.saved(definition.id);
+  }
+
+  async updateSchedule(definition: ScheduleDefinition): Promise<Schedule> {
+    if ((await this.saveDefinition('update', definition)) === 'missing') throw notFound(definition.id);
+    return this.saved(definition.id);
+  }
+
+  async upsertSchedule(definition: ScheduleDefinition): Promise<Schedule> {
+    await this.saveDefinition('upsert', definition);
+    return this.saved(definition.id);
+  }
+
+  async deleteSchedule(id: string): Promise<boolean> {
+    return (await this.save('delete', id)) === 'ok';
+  }
+
+  async pauseSchedule(id: string, options: { note?: string | null; until?: number | null } = {}): Promise<Schedule> {
+    if ((await this.save('pause', id, options.note ?? '', options.until ?? -1)) === 'missing') throw notFound(id);
+    return this.saved(id);
+  }
+
+  async resumeSchedule(id: string): Promise<Schedule> {
+    if ((await this.save('resume', id)) === 'missing') throw notFound(id);
+    return this.saved(id);
+  }
+
+  async getSchedule(id: string): Promise<Schedule | null> {
+    const [defs, meta, state] = this.scope.keys.schedules;
+    const replies = (await this.scope.call(() => this.scope.redis.pipeline().hget(defs, id).hget(meta, id).hget(state, id).exec())) ?? [];
+    const [def, m, st] = replies.map((r) => r[1] as string | null);
+    return def && m ? decodeSchedule(def, m, st) : null;
+  }
+
+  async listSchedules(): Promise<Schedule[]> {
+    const [defs, meta, state] = this.scope.keys.schedules;
+    const replies = (await this.scope.call(() => this.scope.redis.pipeline().hgetall(defs).hgetall(meta).hgetall(state).exec())) ?? [];
+    const [allDefs, allMeta, allState] = replies.map((r) => r[1] as Record<string, string>);
+    return Object.keys(allDefs)
+      .filter((id) => allMeta[id])
+      .sort()
+      .map((id) => decodeSchedule(allDefs[id], allMeta[id], allState[id] ?? null));
+  }
+
+  async acquireLeadership(holder: string, ttlMs: number): Promise<number | null> {
+    const { redis, scripts, keys, offset } = this.scope;
+    const reply = (await this.scope.call(() => scripts.run(redis, 'leader', [keys.schedules[4]], [offset, 'acquire', holder, ttlMs]))) as number[];
+    return reply[0] > 0 ? reply[0] : null;
+  }
+
+  async releaseLeadership(holder: string): Promise<void> {
+    const { redis, scripts, keys, offset } = this.scope;
+    await this.scope.call(() => scripts.run(redis, 'leader', [keys.schedules[4]], [offset, 'release', holder, 0]));
+  }
+
+  async fire(batches: FireBatch[]): Promise<FireResult[][]> {
+    if (batches.length === 0) return [];
+    this.scope.register(batches.map((b) => b.queue));
+    const calls = batches.map((batch) => {
+      const args: (string | number)[] = [batch.scheduleId, batch.overlap, batch.previousTaskId ?? '', batch.keepHistory, batch.fires.length];
+      for (const fire of batch.fires) {
+        const task = fire.task;
+        args.push(fire.fireId, fire.nominalAt, fire.action, fire.reason ?? '', task ? encodeRecordFragment(task) : '', task ? task.payload : '', task?.runAt ?? -1);
+      }
+      return this.scope.queueScript('fire', batch.queue, args, [this.scope.keys.fireHistory(batch.queue, batch.scheduleId)]);
+    });
+    const replies = (await this.scope.call(() => this.scope.scripts.runMany(this.scope.redis, calls))) as [string, string, string][][];
+    return replies.map((reply) => reply.map(([fireId, outcome, taskId]) => ({ fireId, outcome: outcome as FireOutcome, taskId: taskId === '' ? null : taskId })));
+  }
+
+  async advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[]): Promise<boolean> {
+    const { redis, scripts, keys, offset } = this.scope;
+    const [, meta, state, , leader] = keys.schedules;
+    const args: (string | number)[] = [offset, holder, epoch];
+    for (const update of updates) args.push(update.id, update.generation, JSON.stringify(update.state));
+    const written = Number(await this.scope.call(() => scripts.run(redis, 'schedule-advance', [meta, state, leader], args)));
+    return written >= 0;
+  }
+
+  async listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]> {
+    const call = this.scope.queueScript('fire-history', queue, [limit], [this.scope.keys.fireHistory(queue, scheduleId)]);
+    const reply = (await this.scope.call(() => this.scope.scripts.run(this.scope.redis, call.name, call.keys, call.args))) as string[];
+    const fires: FireRecord[] = [];
+    for (let i = 0; i < reply.length; i += 2) {
+      const entry = JSON.parse(reply[i]) as { f: string; n: number; o: string; t?: string; e?: number };
+      const state = reply[i + 1];
+      fires.push({
+        fireId: entry.f,
+        nominalAt: entry.n,
+        enqueuedAt: entry.e ?? null,
+        lagMs: entry.e === undefined ? null : entry.e - entry.n,
+        outcome: entry.o,
+        taskId: entry.t ?? null,
+        taskState: isTaskState(state) ? (state as TaskState) : null,
+      });
+    }
+    return fires;
+  }
+
+  private async lock(mode: string, key: string, owner: string, token: number, ttlMs: number): Promise<number> {
+    if (!LOCK_KEY.test(key)) {
+      throw new TasklineError('TL_INVALID_ARGUMENT', `invalid lock key ${JSON.stringify(key)}: 1–200 characters without spaces or braces`);
+    }
+    const { redis, scripts, keys, offset } = this.scope;
+    return Number(await this.scope.call(() => scripts.run(redis, 'lock', keys.lock(key), [offset, mode, owner, token, ttlMs])));
+  }
+
+  async acquireLock(key: string, owner: string, ttlMs: number): Promise<number | null> {
+    const token = await this.lock('acquire', key, owner, 0, ttlMs);
+    return token > 0 ? token : null;
+  }
+
+  async extendLock(key: string, owner: string, token: number, ttlMs: number): Promise<boolean> {
+    return (await this.lock('extend', key, owner, token, ttlMs)) === 1;
+  }
+
+  async releaseLock(key: string, owner: string, token: number): Promise<boolean> {
+    return (await this.lock('release', key, owner, token, 0)) === 1;
+  }
+}
+
+function notFound(id: string): TasklineError {
+  return new TasklineError('TL_SCHEDULE_NOT_FOUND', `no schedule with id ${JSON.stringify(id)}`);
+}
+
+function decodeSchedule(def: string, meta: string, state: string | null): Schedule {
+  const definition = JSON.parse(def) as Omit<ScheduleDefinition, 'paused' | 'pauseNote' | 'pausedUntil'>;
+  const m = JSON.parse(meta) as { g: number; c: number; u: number; p?: boolean; pn?: string; pu?: number };
+  const s = (state ? JSON.parse(state) : {}) as Partial<ScheduleState>;
+  return {
+    ...definition,
+    paused: m.p === true,
+    pauseNote: m.pn ?? null,
+    pausedUntil: m.pu ?? null,
+    generation: m.g,
+    createdAt: m.c,
+    updatedAt: m.u,
+    state: {
+      watermark: s.watermark ?? m.c,
+      nextRunAt: s.nextRunAt ?? null,
+      lastFireAt: s.lastFireAt ?? null,
+      lastOutcome: s.lastOutcome ?? null,
+      lastTaskId: s.lastTaskId ?? null,
+      buffered: s.buffered ?? null,
+    },
+  };
+}

@@ -1,0 +1,204 @@
+/**
+ * Schedules (DESIGN §6): what a schedule is, and the validation of a definition.
+ *
+ * Glossary
+ * - schedule: a stable id, a cron expression in a time zone, and the template of the task each
+ *   fire enqueues.
+ * - fire: one nominal time of a schedule. Its id is `schedule:<id>:<generation>:<nominal UTC ms>`
+ *   and is also the id of the task it enqueues, so a fire can never enqueue twice.
+ * - generation: bumped when a schedule is deleted and created again, so the new schedule's fires
+ *   never collide with the old one's.
+ * - watermark: the latest nominal time the scheduler has handled; fires after it are due.
+ */
+import { TasklineError } from '../core/errors.js';
+import { normalizeEnqueue, validateQueueName, validateTaskType, type EnqueueOptions } from '../core/options.js';
+import { parseCron, parseDuration } from './cron.js';
+
+export const OVERLAP_POLICIES = ['skip', 'allow', 'bufferOne', 'cancelPrevious'] as const;
+export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
+export const CATCH_UP_POLICIES = ['skip', 'latest', 'all'] as const;
+export type CatchUpPolicy = (typeof CATCH_UP_POLICIES)[number];
+
+/** The task each fire enqueues. */
+export interface TaskTemplate {
+  type: string;
+  payload?: unknown;
+  /** Default `default`. */
+  queue?: string;
+  /** Default 3. */
+  maxRetries?: number;
+  /** ms. Default 30 min. */
+  timeout?: number;
+  /** ms to keep the finished task. Default as for any task. */
+  retention?: number;
+  headers?: Record<string, string>;
+}
+
+/** A schedule as users give it (API, CLI, config file). */
+export interface ScheduleInput {
+  id: string;
+  cron: string;
+  /** IANA zone. Default `UTC`. */
+  timezone?: string;
+  task: TaskTemplate;
+  /** What to do when the previous run is still queued or running. Default `skip`. */
+  overlap?: OverlapPolicy;
+  /** What to do with fires missed while every scheduler was down or the schedule paused. Default `{ policy: 'latest', window: 1 h }`. */
+  catchUp?: { policy?: CatchUpPolicy; window?: number | string };
+  /** Up to this many ms of delay added to each fire (the same for every scheduler). Default 0. */
+  jitter?: number | string;
+  /** No fires before this time (epoch ms, Date or ISO string). Default: none. */
+  startAt?: number | Date | string | null;
+  /** No fires after this time. Default: none. */
+  endAt?: number | Date | string | null;
+  /** Create paused. Default false. */
+  paused?: boolean;
+  /** Why it is paused. */
+  pauseNote?: string | null;
+}
+
+/** A validated definition. */
+export interface ScheduleDefinition {
+  id: string;
+  cron: string;
+  timezone: string;
+  task: Required<Pick<TaskTemplate, 'type' | 'queue'>> & Omit<TaskTemplate, 'type' | 'queue'>;
+  overlap: OverlapPolicy;
+  catchUp: { policy: CatchUpPolicy; window: number };
+  jitter: number;
+  startAt: number | null;
+  endAt: number | null;
+  paused: boolean;
+  pauseNote: string | null;
+  /** Paused until this time, then resumes by itself; null: until resumed. */
+  pausedUntil: number | null;
+  /** Who owns it: `api` (API, CLI, code) or `config` (reconciled from the config file). */
+  source: 'api' | 'config';
+}
+
+/** The scheduler's progress on a schedule. */
+export interface ScheduleState {
+  watermark: number;
+  nextRunAt: number | null;
+  lastFireAt: number | null;
+  lastOutcome: string | null;
+  /** The task of the latest enqueued fire (for overlap policies). */
+  lastTaskId: string | null;
+  /** bufferOne: a fire held until the previous run finishes. */
+  buffered: { fireId: string; nominalAt: number } | null;
+}
+
+export interface Schedule extends ScheduleDefinition {
+  generation: number;
+  createdAt: number;
+  updatedAt: number;
+  state: ScheduleState;
+}
+
+export const DEFAULT_CATCH_UP_WINDOW = 3_600_000;
+const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
+const KNOWN_FIELDS = new Set(['id', 'cron', 'timezone', 'task', 'overlap', 'catchUp', 'jitter', 'startAt', 'endAt', 'paused', 'pauseNote']);
+const KNOWN_TASK_FIELDS = new Set(['type', 'payload', 'queue', 'maxRetries', 'timeout', 'retention', 'headers']);
+
+function fail(message: string): never {
+  throw new TasklineError('TL_INVALID_SCHEDULE', message);
+}
+
+export function validateScheduleId(id: unknown): string {
+  if (typeof id !== 'string' || !SCHEDULE_ID.test(id)) {
+    fail(`invalid schedule id ${JSON.stringify(id)}: 1–128 characters of letters, digits and _ . @ -, starting with a letter or digit`);
+  }
+  return id;
+}
+
+function instant(name: string, value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : value;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) fail(`${name} must be a time (epoch ms, Date or ISO-8601 string), got ${JSON.stringify(value)}`);
+  return ms;
+}
+
+function milliseconds(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  const ms = typeof value === 'string' ? parseDuration(value) : value;
+  if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0) fail(`${name} must be ms >= 0 or a duration such as "30s", "5m", "1h", got ${JSON.stringify(value)}`);
+  return ms;
+}
+
+/** Validates a schedule as given by a user; throws TL_INVALID_SCHEDULE / TL_INVALID_CRON / TL_INVALID_TIMEZONE. */
+export function validateSchedule(input: unknown, source: 'api' | 'config' = 'api'): ScheduleDefinition {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) fail('a schedule must be an object { id, cron, timezone?, task: { type, … }, … }');
+  const raw = input as Record<string, unknown>;
+  for (const key of Object.keys(raw)) {
+    if (!KNOWN_FIELDS.has(key)) fail(`unknown schedule field ${JSON.stringify(key)}; accepted: ${[...KNOWN_FIELDS].join(', ')}`);
+  }
+  const id = validateScheduleId(raw.id);
+  const timezone = (raw.timezone as string | undefined) ?? 'UTC';
+  const startAt = instant('startAt', raw.startAt);
+  const endAt = instant('endAt', raw.endAt);
+  if (startAt !== null && endAt !== null && endAt <= startAt) fail(`endAt (${new Date(endAt).toISOString()}) must be after startAt (${new Date(startAt).toISOString()})`);
+  const cron = parseCron(raw.cron, timezone, { anchor: startAt ?? 0 });
+  if (startAt !== null) {
+    const first = cron.next(startAt - 1);
+    if (first === null) fail('the schedule never fires after startAt');
+    if (endAt !== null && first > endAt) fail('the schedule has no fire between startAt and endAt');
+  }
+  const task = validateTemplate(raw.task);
+  const overlap = (raw.overlap ?? 'skip') as OverlapPolicy;
+  if (!OVERLAP_POLICIES.includes(overlap)) fail(`overlap must be one of ${OVERLAP_POLICIES.join(', ')}, got ${JSON.stringify(raw.overlap)}`);
+  const catchUpRaw = raw.catchUp ?? {};
+  if (typeof catchUpRaw !== 'object' || catchUpRaw === null || Array.isArray(catchUpRaw)) fail('catchUp must be an object { policy?, window? }');
+  const { policy = 'latest', window, ...rest } = catchUpRaw as { policy?: CatchUpPolicy; window?: unknown };
+  if (Object.keys(rest).length > 0) fail(`unknown catchUp field ${JSON.stringify(Object.keys(rest)[0])}; accepted: policy, window`);
+  if (!CATCH_UP_POLICIES.includes(policy)) fail(`catchUp.policy must be one of ${CATCH_UP_POLICIES.join(', ')}, got ${JSON.stringify(policy)}`);
+  const paused = raw.paused ?? false;
+  if (typeof paused !== 'boolean') fail(`paused must be true or false, got ${JSON.stringify(raw.paused)}`);
+  if (raw.pauseNote !== undefined && raw.pauseNote !== null && typeof raw.pauseNote !== 'string') fail('pauseNote must be a string');
+  return {
+    id,
+    cron: cron.expression,
+    timezone,
+    task,
+    overlap,
+    catchUp: { policy, window: milliseconds('catchUp.window', window, DEFAULT_CATCH_UP_WINDOW) },
+    jitter: milliseconds('jitter', raw.jitter, 0),
+    startAt,
+    endAt,
+    paused,
+    pauseNote: paused ? ((raw.pauseNote as string | undefined) ?? null) : null,
+    pausedUntil: null,
+    source,
+  };
+}
+
+function validateTemplate(value: unknown): ScheduleDefinition['task'] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('task must be an object { type, payload?, queue?, maxRetries?, timeout?, retention?, headers? }');
+  const raw = value as Record<string, unknown>;
+  for (const key of Object.keys(raw)) {
+    if (!KNOWN_TASK_FIELDS.has(key)) fail(`unknown task field ${JSON.stringify(key)}; accepted: ${[...KNOWN_TASK_FIELDS].join(', ')}`);
+  }
+  const type = validateTaskType(raw.type);
+  const queue = validateQueueName(raw.queue ?? 'default', 'task.queue');
+  const template = { ...(raw as unknown as TaskTemplate), type, queue };
+  // Validate the rest exactly as an enqueue would (payload size and JSON, retries, timeout …).
+  normalizeEnqueue(type, template.payload, templateOptions(template, 'validation'), { maxPayloadBytes: 1024 * 1024, defaults: {} });
+  return template;
+}
+
+/** The enqueue options a fire uses. */
+export function templateOptions(task: TaskTemplate, fireId: string): EnqueueOptions {
+  const options: EnqueueOptions = { queue: task.queue ?? 'default', id: fireId };
+  if (task.maxRetries !== undefined) options.maxRetries = task.maxRetries;
+  if (task.timeout !== undefined) options.timeout = task.timeout;
+  if (task.retention !== undefined) options.retention = task.retention;
+  if (task.headers !== undefined) options.headers = task.headers;
+  return options;
+}
+
+export function fireId(scheduleId: string, generation: number, nominalAt: number): string {
+  return `schedule:${scheduleId}:${generation}:${nominalAt}`;
+}
+
+export function isPaused(schedule: Pick<ScheduleDefinition, 'paused' | 'pausedUntil'>, now: number): boolean {
+  return schedule.paused && (schedule.pausedUntil === null || now < schedule.pausedUntil);
+}

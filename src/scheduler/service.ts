@@ -1,0 +1,182 @@
+/**
+ * Schedule operations (DESIGN §6.5) for code, the CLI and the HTTP API: CRUD, pause/resume,
+ * trigger now, backfill, preview, fire history, and reconciling the config file's schedules.
+ */
+import type { FireRecord, FireResult, SchedulingBackend } from '../backend/contract.js';
+import { TasklineError } from '../core/errors.js';
+import { normalizeEnqueue } from '../core/options.js';
+import { parseCron, upcoming } from './cron.js';
+import { fireId, templateOptions, validateSchedule, validateScheduleId, type Schedule, type ScheduleInput } from './schedule.js';
+import { formatLocal } from './timezone.js';
+
+const MAX_BACKFILL = 1_000;
+const MAX_PREVIEW = 1_000;
+
+export interface PreviewTime {
+  utc: string;
+  local: string;
+  at: number;
+}
+
+export class ScheduleService {
+  constructor(readonly backend: SchedulingBackend) {}
+
+  create(input: ScheduleInput): Promise<Schedule> {
+    return this.backend.createSchedule(validateSchedule(input));
+  }
+
+  /** Replaces a schedule's definition; applies to fires after now. */
+  update(id: string, input: Omit<ScheduleInput, 'id'> & { id?: string }): Promise<Schedule> {
+    if (input.id !== undefined && input.id !== id) {
+      throw new TasklineError('TL_INVALID_SCHEDULE', `the body's id ${JSON.stringify(input.id)} differs from the schedule id ${JSON.stringify(id)}`);
+    }
+    return this.backend.updateSchedule(validateSchedule({ ...input, id }));
+  }
+
+  upsert(input: ScheduleInput, source: 'api' | 'config' = 'api'): Promise<Schedule> {
+    return this.backend.upsertSchedule(validateSchedule(input, source));
+  }
+
+  async delete(id: string): Promise<void> {
+    if (!(await this.backend.deleteSchedule(validateScheduleId(id)))) throw notFound(id);
+  }
+
+  async get(id: string): Promise<Schedule> {
+    const schedule = await this.backend.getSchedule(validateScheduleId(id));
+    if (!schedule) throw notFound(id);
+    return schedule;
+  }
+
+  list(): Promise<Schedule[]> {
+    return this.backend.listSchedules();
+  }
+
+  pause(id: string, options: { note?: string | null; until?: number | Date | string | null } = {}): Promise<Schedule> {
+    let until: number | null = null;
+    if (options.until !== undefined && options.until !== null) {
+      until = options.until instanceof Date ? options.until.getTime() : typeof options.until === 'string' ? Date.parse(options.until) : options.until;
+      if (!Number.isFinite(until)) throw new TasklineError('TL_INVALID_SCHEDULE', `pause until must be a time (epoch ms, Date or ISO-8601), got ${JSON.stringify(options.until)}`);
+    }
+    return this.backend.pauseSchedule(validateScheduleId(id), { note: options.note ?? null, until });
+  }
+
+  resume(id: string): Promise<Schedule> {
+    return this.backend.resumeSchedule(validateScheduleId(id));
+  }
+
+  /** Enqueues a run now, outside the cron times (works while paused; the watermark stays). */
+  async trigger(id: string): Promise<FireResult> {
+    const schedule = await this.get(id);
+    const now = await this.backend.now();
+    const manualId = `${fireId(schedule.id, schedule.generation, now)}:manual`;
+    const [[result]] = await this.backend.fire([this.batch(schedule, [[now, manualId]])]);
+    return result;
+  }
+
+  /** Fires every nominal time in [from, to] that has not fired yet (at most 1,000). */
+  async backfill(id: string, range: { from: number | string | Date; to: number | string | Date }): Promise<FireResult[]> {
+    const schedule = await this.get(id);
+    const from = toMs('from', range.from);
+    const to = toMs('to', range.to);
+    if (to < from) throw new TasklineError('TL_INVALID_SCHEDULE', 'backfill: "to" must not be before "from"');
+    const now = await this.backend.now();
+    if (to > now) throw new TasklineError('TL_INVALID_SCHEDULE', 'backfill: "to" must not be in the future');
+    const cron = parseCron(schedule.cron, schedule.timezone, { anchor: schedule.startAt ?? 0 });
+    const times: [number, string][] = [];
+    let cursor = from - 1;
+    for (;;) {
+      const next = cron.next(cursor);
+      if (next === null || next > to) break;
+      if (times.length === MAX_BACKFILL) {
+        throw new TasklineError('TL_INVALID_SCHEDULE', `backfill: the range holds more than ${MAX_BACKFILL} fires; use a shorter range`);
+      }
+      times.push([next, fireId(schedule.id, schedule.generation, next)]);
+      cursor = next;
+    }
+    if (times.length === 0) return [];
+    const [results] = await this.backend.fire([this.batch(schedule, times)]);
+    return results;
+  }
+
+  private batch(schedule: Schedule, fires: [number, string][]) {
+    return {
+      scheduleId: schedule.id,
+      queue: schedule.task.queue,
+      overlap: 'allow' as const,
+      previousTaskId: null,
+      keepHistory: 1_000,
+      fires: fires.map(([nominalAt, id]) => ({
+        fireId: id,
+        nominalAt,
+        action: 'enqueue' as const,
+        task: normalizeEnqueue(schedule.task.type, schedule.task.payload, { ...templateOptions(schedule.task, id), links: { scheduleFireId: id } }, {
+          maxPayloadBytes: Number.MAX_SAFE_INTEGER,
+          defaults: {},
+        }),
+      })),
+    };
+  }
+
+  /** The next `count` fire times of an expression, in UTC and in its time zone. */
+  async preview(input: { cron: string; timezone?: string; count?: number; from?: number }): Promise<PreviewTime[]> {
+    const count = input.count ?? 5;
+    if (!Number.isInteger(count) || count < 1 || count > MAX_PREVIEW) {
+      throw new TasklineError('TL_INVALID_SCHEDULE', `preview count must be a whole number from 1 to ${MAX_PREVIEW}, got ${JSON.stringify(input.count)}`);
+    }
+    const timezone = input.timezone ?? 'UTC';
+    const cron = parseCron(input.cron, timezone);
+    const from = input.from ?? (await this.backend.now());
+    return upcoming(cron, from, count).map((at) => ({ at, utc: new Date(at).toISOString(), local: formatLocal(at, timezone) }));
+  }
+
+  async fires(id: string, options: { limit?: number } = {}): Promise<FireRecord[]> {
+    const schedule = await this.get(id);
+    const limit = options.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new TasklineError('TL_INVALID_ARGUMENT', 'fires limit must be from 1 to 1000');
+    return this.backend.listFires(schedule.id, schedule.task.queue, limit);
+  }
+
+  /**
+   * Makes the config-owned schedules match `inputs`: upserts each by id, deletes config-owned
+   * schedules that are no longer listed. Schedules created through the API are left alone.
+   * Everything is validated before anything is changed.
+   */
+  async reconcile(inputs: ScheduleInput[]): Promise<{ upserted: string[]; removed: string[] }> {
+    const definitions = inputs.map((input) => validateSchedule(input, 'config'));
+    const ids = new Set<string>();
+    for (const d of definitions) {
+      if (ids.has(d.id)) throw new TasklineError('TL_INVALID_SCHEDULE', `schedule ${d.id} is listed twice in the config`);
+      ids.add(d.id);
+    }
+    const existing = await this.backend.listSchedules();
+    const removed: string[] = [];
+    for (const schedule of existing) {
+      if (schedule.source === 'config' && !ids.has(schedule.id)) {
+        await this.backend.deleteSchedule(schedule.id);
+        removed.push(schedule.id);
+      }
+    }
+    for (const definition of definitions) {
+      const current = existing.find((s) => s.id === definition.id);
+      if (current && sameDefinition(current, definition)) continue;
+      await this.backend.upsertSchedule(definition);
+    }
+    return { upserted: definitions.map((d) => d.id), removed };
+  }
+}
+
+function sameDefinition(current: Schedule, next: ReturnType<typeof validateSchedule>): boolean {
+  const pick = (s: Omit<ReturnType<typeof validateSchedule>, 'paused' | 'pauseNote' | 'pausedUntil'>) =>
+    JSON.stringify([s.cron, s.timezone, s.task, s.overlap, s.catchUp, s.jitter, s.startAt, s.endAt, s.source]);
+  return pick(current) === pick(next) && (!next.paused || current.paused);
+}
+
+function notFound(id: string): TasklineError {
+  return new TasklineError('TL_SCHEDULE_NOT_FOUND', `no schedule with id ${JSON.stringify(id)}`);
+}
+
+function toMs(name: string, value: number | string | Date): number {
+  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : value;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new TasklineError('TL_INVALID_SCHEDULE', `backfill: ${name} must be a time (epoch ms or ISO-8601), got ${JSON.stringify(value)}`);
+  return ms;
+}
