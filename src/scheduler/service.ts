@@ -21,19 +21,19 @@ export interface PreviewTime {
 export class ScheduleService {
   constructor(readonly backend: SchedulingBackend) {}
 
-  create(input: ScheduleInput): Promise<Schedule> {
+  async create(input: ScheduleInput): Promise<Schedule> {
     return this.backend.createSchedule(validateSchedule(input));
   }
 
   /** Replaces a schedule's definition; applies to fires after now. */
-  update(id: string, input: Omit<ScheduleInput, 'id'> & { id?: string }): Promise<Schedule> {
+  async update(id: string, input: Omit<ScheduleInput, 'id'> & { id?: string }): Promise<Schedule> {
     if (input.id !== undefined && input.id !== id) {
       throw new TasklineError('TL_INVALID_SCHEDULE', `the body's id ${JSON.stringify(input.id)} differs from the schedule id ${JSON.stringify(id)}`);
     }
     return this.backend.updateSchedule(validateSchedule({ ...input, id }));
   }
 
-  upsert(input: ScheduleInput, source: 'api' | 'config' = 'api'): Promise<Schedule> {
+  async upsert(input: ScheduleInput, source: 'api' | 'config' = 'api'): Promise<Schedule> {
     return this.backend.upsertSchedule(validateSchedule(input, source));
   }
 
@@ -47,11 +47,11 @@ export class ScheduleService {
     return schedule;
   }
 
-  list(): Promise<Schedule[]> {
+  async list(): Promise<Schedule[]> {
     return this.backend.listSchedules();
   }
 
-  pause(id: string, options: { note?: string | null; until?: number | Date | string | null } = {}): Promise<Schedule> {
+  async pause(id: string, options: { note?: string | null; until?: number | Date | string | null } = {}): Promise<Schedule> {
     let until: number | null = null;
     if (options.until !== undefined && options.until !== null) {
       until = options.until instanceof Date ? options.until.getTime() : typeof options.until === 'string' ? Date.parse(options.until) : options.until;
@@ -60,7 +60,7 @@ export class ScheduleService {
     return this.backend.pauseSchedule(validateScheduleId(id), { note: options.note ?? null, until });
   }
 
-  resume(id: string): Promise<Schedule> {
+  async resume(id: string): Promise<Schedule> {
     return this.backend.resumeSchedule(validateScheduleId(id));
   }
 
