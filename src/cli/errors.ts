@@ -20,7 +20,10 @@ export class CommandFailed extends Error {
   override name = 'CommandFailed';
 }
 
-const USAGE_CODES = ['TL_INVALID_ARGUMENT', 'TL_INVALID_OPTION', 'TL_VALIDATION_FAILED', 'TL_PAYLOAD_TOO_LARGE', 'TL_PAYLOAD_NOT_JSON'] as const;
+const USAGE_CODES = [
+  'TL_INVALID_ARGUMENT', 'TL_INVALID_OPTION', 'TL_VALIDATION_FAILED', 'TL_PAYLOAD_TOO_LARGE', 'TL_PAYLOAD_NOT_JSON',
+  'TL_INVALID_CRON', 'TL_INVALID_TIMEZONE', 'TL_INVALID_SCHEDULE',
+] as const;
 
 const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
 

@@ -2,8 +2,9 @@
  * The JSON the CLI prints with --json. Fields are listed explicitly so the shape only changes on
  * purpose: camelCase names as in the library, instants as epoch milliseconds (null when unset).
  */
-import type { QueueInfo, WorkerInfo } from '../backend/contract.js';
+import type { FireRecord, QueueInfo, WorkerInfo } from '../backend/contract.js';
 import type { TaskInfo, TaskRecord } from '../core/task.js';
+import type { Schedule } from '../scheduler/schedule.js';
 
 export function taskInfoJson(info: TaskInfo) {
   return { id: info.id, type: info.type, queue: info.queue, state: info.state };
@@ -81,5 +82,49 @@ export function workerJson(worker: WorkerInfo) {
     startedAt: worker.startedAt,
     lastHeartbeatAt: worker.lastHeartbeatAt ?? null,
     version: worker.version,
+  };
+}
+
+/** A schedule with its next fire (computed from the store clock when it was listed). */
+export function scheduleJson(schedule: Schedule, nextRunAt: number | null) {
+  return {
+    id: schedule.id,
+    cron: schedule.cron,
+    timezone: schedule.timezone,
+    task: {
+      type: schedule.task.type,
+      queue: schedule.task.queue,
+      payload: schedule.task.payload ?? null,
+      maxRetries: schedule.task.maxRetries ?? null,
+      timeout: schedule.task.timeout ?? null,
+    },
+    overlap: schedule.overlap,
+    catchUp: { policy: schedule.catchUp.policy, window: schedule.catchUp.window },
+    jitter: schedule.jitter,
+    startAt: schedule.startAt,
+    endAt: schedule.endAt,
+    paused: schedule.paused,
+    pauseNote: schedule.pauseNote,
+    pausedUntil: schedule.pausedUntil,
+    source: schedule.source,
+    generation: schedule.generation,
+    createdAt: schedule.createdAt,
+    updatedAt: schedule.updatedAt,
+    nextRunAt,
+    lastFireAt: schedule.state.lastFireAt,
+    lastOutcome: schedule.state.lastOutcome,
+    lastTaskId: schedule.state.lastTaskId,
+  };
+}
+
+export function fireJson(fire: FireRecord) {
+  return {
+    fireId: fire.fireId,
+    nominalAt: fire.nominalAt,
+    enqueuedAt: fire.enqueuedAt,
+    lagMs: fire.lagMs,
+    outcome: fire.outcome,
+    taskId: fire.taskId,
+    taskState: fire.taskState,
   };
 }

@@ -4,6 +4,7 @@ import { VERSION } from '../version.js';
 import { registerDevCommand } from './commands/dev.js';
 import { registerEnqueueCommand } from './commands/enqueue.js';
 import { registerQueueCommands } from './commands/queue.js';
+import { registerScheduleCommands } from './commands/schedule.js';
 import { registerStatsCommand } from './commands/stats.js';
 import { registerTaskCommands } from './commands/task.js';
 import { registerWorkerCommand } from './commands/worker.js';
@@ -29,6 +30,7 @@ export function createProgram(): Command {
   registerEnqueueCommand(program);
   registerTaskCommands(program);
   registerQueueCommands(program);
+  registerScheduleCommands(program);
   registerWorkersCommand(program);
   registerStatsCommand(program);
   return program;

@@ -40,14 +40,18 @@ export function reportAttempts(ctx: CliContext, worker: Worker): void {
   });
 }
 
-/** Starts the worker, waits for a shutdown signal, stops it gracefully and closes the store. */
-export async function runUntilSignal(ctx: CliContext, worker: Worker): Promise<void> {
+/**
+ * Starts the worker, waits for a shutdown signal, stops it gracefully and closes the store.
+ * `before` (e.g. a scheduler) is stopped before the worker: senders before receivers.
+ */
+export async function runUntilSignal(ctx: CliContext, worker: Worker, before: { stop(): Promise<void> }[] = []): Promise<void> {
   const shutdown = listenForShutdown();
   try {
     await worker.start();
     const signal = await shutdown.received;
     if (ctx.out.json) ctx.out.event({ event: 'stopping', signal, at: Date.now() });
     else process.stderr.write(`taskline: ${signal}: stopping — running tasks may finish (send it again to exit now)\n`);
+    for (const component of before) await component.stop();
     await worker.stop();
     await ctx.close();
     if (ctx.out.json) ctx.out.event({ event: 'stopped', at: Date.now() });

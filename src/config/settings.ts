@@ -5,6 +5,7 @@
 import { basename } from 'node:path';
 import { DEFAULT_BACKEND_URL, resolveBackendUrl } from '../backend/connect.js';
 import { isTasklineError, TasklineError } from '../core/errors.js';
+import type { ScheduleInput } from '../scheduler/schedule.js';
 import { findConfigFile, readConfigFile } from './config-file.js';
 import { parseBackendUrl, parseDuration, parseInteger, parsePort, parseQueue, parseToken, type SettingSource } from './values.js';
 
@@ -31,6 +32,11 @@ export interface Settings {
   readToken: string | undefined;
   /** The config file read, or null. */
   configFile: string | null;
+  /**
+   * The config file's `schedules: [...]`, reconciled as config-owned schedules by the processes
+   * that run a scheduler (`dev`, `server`), which validate each one. Default: none.
+   */
+  schedules: ScheduleInput[];
 }
 
 /** Settings given on the command line. */
@@ -66,7 +72,7 @@ const SPECS = {
 const DEFAULTS = { maxRetries: 3, defaultQueue: 'default', lockTtlMs: 30_000, metricsPort: 9090, port: 8080 };
 
 /** Keys a config file may hold. */
-export const FILE_KEYS = ['backend', ...Object.values(SPECS).map((spec) => spec.file)];
+export const FILE_KEYS = ['backend', ...Object.values(SPECS).map((spec) => spec.file), 'schedules'];
 
 const BACKEND_ENV = ['TASKLINE_BACKEND', 'REDIS_URL', 'BROKER_URL', 'RESULT_BACKEND'] as const;
 
@@ -114,7 +120,19 @@ export async function loadSettings(input: LoadSettingsInput = {}): Promise<Setti
     apiToken: pick(SPECS.apiToken),
     readToken: pick(SPECS.readToken),
     configFile: configPath,
+    schedules: fileSchedules(file?.content.schedules, fileName),
   };
+}
+
+/** The shape only (a list of objects); each schedule is validated where it is reconciled. */
+function fileSchedules(value: unknown, fileName: string): ScheduleInput[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'object' || item === null || Array.isArray(item))) {
+    throw new TasklineError('TL_INVALID_CONFIG', `${fileName}: schedules must be a list of schedules [{ "id", "cron", "timezone"?, "task": { "type", … }, … }]`, {
+      details: { setting: 'schedules', source: 'file' },
+    });
+  }
+  return value as ScheduleInput[];
 }
 
 function resolveBackend(flags: SettingFlags, env: NodeJS.ProcessEnv, fromFile: unknown, fileName: string): { backend: string; backendFrom: string } {

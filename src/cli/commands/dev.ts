@@ -1,7 +1,7 @@
 /**
  * `taskline dev`: everything in one process on the embedded store — today a worker with the
- * example handlers. The scheduler, HTTP API and dashboard join here as they are built; until
- * then the banner says they are not running.
+ * example handlers and the scheduler with the example schedules (dev-scheduler.ts). The HTTP API
+ * and dashboard join here as they are built; until then the banner says they are not running.
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
@@ -18,7 +18,7 @@ interface DevOptions {
 export function registerDevCommand(program: Command): void {
   program
     .command('dev')
-    .description('run everything in one process on the embedded store: a worker with the example handlers')
+    .description('run everything in one process on the embedded store: a worker with the example handlers, the scheduler with the example schedules')
     .addOption(new Option('--concurrency <n>', 'tasks run at once').default(10).argParser(positiveInt(10_000)))
     .action(async (options: DevOptions, command: Command) =>
       withContext(command, async (ctx) => {
@@ -29,19 +29,21 @@ export function registerDevCommand(program: Command): void {
           import('../../examples/options.js'),
           import('../worker-runner.js'),
         ]);
+        const { startDevScheduler } = await import('../dev-scheduler.js');
         const examples = exampleOptionsFromEnv();
         const backend = await ctx.backend({ create: true });
         const worker = new Worker(backend, { concurrency: options.concurrency, queues: EXAMPLE_QUEUES });
         const types = registerExamples(worker, examples);
         reportAttempts(ctx, worker);
+        const scheduling = await startDevScheduler(ctx, backend);
         const store = ctx.settings.backend.startsWith('sqlite:')
           ? `${ctx.backendLabel} (embedded, ${resolve(ctx.settings.backend.slice('sqlite:'.length))})`
           : ctx.backendLabel;
-        const notYet = ['scheduler (example schedules weekly-report, session-cleanup, external-sync)', `HTTP API (port ${ctx.settings.port})`, 'dashboard'];
+        const notYet = [`HTTP API (port ${ctx.settings.port})`, 'dashboard'];
         if (ctx.out.json) {
           ctx.out.event({
             event: 'started', version: VERSION, backend: ctx.backendLabel, worker: { id: worker.id, queues: EXAMPLE_QUEUES, concurrency: options.concurrency },
-            handlers: types, dataDir: examples.dataDir, mail: examples.smtpUrl ? 'smtp' : outboxDir(examples), notRunning: ['scheduler', 'http-api', 'dashboard'], at: Date.now(),
+            handlers: types, dataDir: examples.dataDir, mail: examples.smtpUrl ? 'smtp' : outboxDir(examples), scheduler: scheduling.json, notRunning: ['http-api', 'dashboard'], at: Date.now(),
           });
         } else {
           ctx.out.line(`taskline dev ${VERSION}`);
@@ -50,11 +52,12 @@ export function registerDevCommand(program: Command): void {
           ctx.out.line(`  handlers    ${types.join(', ')}`);
           ctx.out.line(`  app data    ${examples.appDatabase} (sessions, synced records); reports and images in ${examples.dataDir}`);
           ctx.out.line(`  mail        ${examples.smtpUrl ? `SMTP ${examples.smtpUrl.replace(/\/\/[^@/]*@/, '//***@')}` : `${outboxDir(examples)} (set SMTP_URL to send for real)`}`);
+          for (const line of scheduling.lines) ctx.out.line(line);
           ctx.out.line(`  not yet     ${notYet.join(', ')}: not part of this build`);
           ctx.out.line(`  try         ${invocation()} enqueue report:generate '{"title":"Demo"}' --definitions ${definitionsPath()} --wait`);
           ctx.out.line('ready — Ctrl-C stops (running tasks finish first)');
         }
-        await runUntilSignal(ctx, worker);
+        await runUntilSignal(ctx, worker, [scheduling]);
       }),
     );
 }

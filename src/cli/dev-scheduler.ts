@@ -1,0 +1,48 @@
+/**
+ * The scheduler part of `taskline dev`: the §13 example schedules and the config file's
+ * schedules, reconciled as config-owned, then a Scheduler firing them; and the banner lines.
+ */
+import type { Backend } from '../backend/contract.js';
+import { exampleSchedules } from '../examples/schedules.js';
+import { scheduleLines } from './commands/schedule.js';
+import type { CliContext } from './context.js';
+import { formatDuration } from './output.js';
+import { reportFires, startScheduler, supportsSchedules } from './start-scheduler.js';
+
+export interface DevScheduler {
+  running: boolean;
+  /** Stops the scheduler (nothing when it is not running). */
+  stop(): Promise<void>;
+  /** Banner lines for people. */
+  lines: string[];
+  /** The `scheduler` field of the --json `started` event. */
+  json: unknown;
+}
+
+export async function startDevScheduler(ctx: CliContext, backend: Backend): Promise<DevScheduler> {
+  if (!supportsSchedules(backend)) {
+    return {
+      running: false,
+      stop: async () => undefined,
+      lines: [`  scheduler   not running: the ${backend.kind} store of this build has no schedules yet (use --backend redis://…)`],
+      json: { running: false, reason: `the ${backend.kind} store of this build has no schedules yet` },
+    };
+  }
+  const started = await startScheduler(backend, ctx.settings, { defaults: exampleSchedules(), beforeStart: (scheduler) => reportFires(ctx, scheduler) });
+  const { scheduler, reconciled, schedules } = started;
+  const removed = reconciled.removed.length === 0 ? '' : `; removed ${reconciled.removed.join(', ')} (no longer in the config)`;
+  return {
+    running: true,
+    stop: () => scheduler.stop(),
+    lines: [
+      `  scheduler   running (${scheduler.id}, leader lease ${formatDuration(ctx.settings.lockTtlMs)}): ${schedules.length} schedule${schedules.length === 1 ? '' : 's'}${removed}`,
+      ...scheduleLines(schedules).map((line) => `    ${line}`),
+    ],
+    json: {
+      running: true,
+      id: scheduler.id,
+      reconciled,
+      schedules: schedules.map(({ schedule, nextRunAt }) => ({ id: schedule.id, cron: schedule.cron, timezone: schedule.timezone, type: schedule.task.type, queue: schedule.task.queue, paused: schedule.paused, source: schedule.source, nextRunAt })),
+    },
+  };
+}

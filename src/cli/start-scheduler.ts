@@ -1,0 +1,125 @@
+/**
+ * The scheduler of the processes that run one (`taskline dev`, `taskline server`): reconcile the
+ * config-owned schedules (DESIGN §6: upserted by id, removed when gone from the file), then start
+ * a Scheduler. Any number of these processes may run on one store; one leads at a time.
+ */
+import { basename } from 'node:path';
+import type { Backend, SchedulingBackend } from '../backend/contract.js';
+import { isTasklineError, TasklineError } from '../core/errors.js';
+import { parseCron } from '../scheduler/cron.js';
+import { planFires } from '../scheduler/plan.js';
+import { validateSchedule, type Schedule, type ScheduleInput } from '../scheduler/schedule.js';
+import { Scheduler, type SchedulerOptions } from '../scheduler/scheduler.js';
+import { ScheduleService } from '../scheduler/service.js';
+import type { CliContext } from './context.js';
+import { formatDuration, formatTime } from './output.js';
+
+/** True when the store implements the schedule operations. */
+export function supportsSchedules(backend: Backend): backend is SchedulingBackend {
+  const store = backend as Partial<SchedulingBackend>;
+  return typeof store.listSchedules === 'function' && typeof store.fire === 'function' && typeof store.acquireLeadership === 'function';
+}
+
+/** The store as a SchedulingBackend, or a one-line error when it has no schedules. */
+export function requireSchedules(backend: Backend): SchedulingBackend {
+  if (supportsSchedules(backend)) return backend;
+  throw new TasklineError('TL_STORE_ERROR', `the ${backend.kind} store of this build does not support schedules yet; use a Redis store (--backend redis://host:port)`);
+}
+
+/** A schedule's next fire after `now` (store clock): null when paused, ended or never again. */
+export function nextFire(schedule: Schedule, now: number): number | null {
+  try {
+    return planFires(schedule, parseCron(schedule.cron, schedule.timezone, { anchor: schedule.startAt ?? 0 }), now).nextRunAt;
+  } catch {
+    return null;
+  }
+}
+
+/** What startScheduler needs of the settings (§12): the `Settings` of the CLI fit. */
+export interface SchedulerConfig {
+  /** The config file's `schedules`, reconciled as config-owned. */
+  schedules: ScheduleInput[];
+  /** The leader lease, ms (LOCK_TTL). */
+  lockTtlMs: number;
+  /** The config file, for error messages. */
+  configFile: string | null;
+}
+
+export interface StartSchedulerOptions {
+  /** Config-owned schedules reconciled with the file's (dev's examples); the file's win on the same id. Default: none. */
+  defaults?: ScheduleInput[];
+  /** Scheduler options; `leaseMs` defaults to `config.lockTtlMs`. */
+  scheduler?: SchedulerOptions;
+  /** Called before the scheduler starts, to attach listeners. */
+  beforeStart?: (scheduler: Scheduler) => void;
+}
+
+export interface RunningScheduler {
+  scheduler: Scheduler;
+  service: ScheduleService;
+  /** Config-owned schedules upserted and removed at start-up. */
+  reconciled: { upserted: string[]; removed: string[] };
+  /** Every schedule of the store at start-up with its next fire. */
+  schedules: { schedule: Schedule; nextRunAt: number | null }[];
+}
+
+/**
+ * Reconciles the config-owned schedules (`defaults`, then `config.schedules`) and starts a
+ * Scheduler. A schedule of the config file that is not valid fails with TL_INVALID_CONFIG naming
+ * the file and the schedule, before anything is changed. Stop it with `await scheduler.stop()`.
+ */
+export async function startScheduler(backend: Backend, config: SchedulerConfig, options: StartSchedulerOptions = {}): Promise<RunningScheduler> {
+  const store = requireSchedules(backend);
+  const inputs = configSchedules(config, options.defaults ?? []);
+  const service = new ScheduleService(store);
+  const reconciled = await service.reconcile(inputs);
+  const now = await store.now();
+  const schedules = (await store.listSchedules()).map((schedule) => ({ schedule, nextRunAt: nextFire(schedule, now) }));
+  const scheduler = new Scheduler(store, { leaseMs: config.lockTtlMs, ...options.scheduler });
+  options.beforeStart?.(scheduler);
+  scheduler.start();
+  return { scheduler, service, reconciled, schedules };
+}
+
+/** The defaults overridden by the file's schedules of the same id; the file's checked one by one. */
+function configSchedules(config: SchedulerConfig, defaults: ScheduleInput[]): ScheduleInput[] {
+  const where = config.configFile === null ? 'config' : basename(config.configFile);
+  const fromFile = new Map<string, ScheduleInput>();
+  config.schedules.forEach((input, index) => {
+    const name = `${where}: schedules[${index}]${typeof input.id === 'string' ? ` (${input.id})` : ''}`;
+    try {
+      validateSchedule(input, 'config');
+    } catch (error) {
+      const message = isTasklineError(error) ? `${error.message} (${error.code})` : String(error);
+      throw new TasklineError('TL_INVALID_CONFIG', `${name}: ${message}`, { cause: error, details: { setting: 'schedules', source: 'file' } });
+    }
+    if (fromFile.has(input.id)) {
+      throw new TasklineError('TL_INVALID_CONFIG', `${name}: the id ${JSON.stringify(input.id)} is listed twice`, { details: { setting: 'schedules', source: 'file' } });
+    }
+    fromFile.set(input.id, input);
+  });
+  return [...defaults.filter((input) => !fromFile.has(input.id)), ...fromFile.values()];
+}
+
+/** Prints fires and leadership changes: a line each for people, an NDJSON event each with --json. */
+export function reportFires(ctx: CliContext, scheduler: Scheduler): void {
+  scheduler.on('fire', (fire) => {
+    if (ctx.out.json) {
+      ctx.out.event({ event: 'fire', ...fire, at: Date.now() });
+      return;
+    }
+    ctx.out.line(`${formatTime(Date.now())}  ${'fire'.padEnd(9)}  ${fire.scheduleId}  ${fire.fireId}  ${fire.outcome} lag ${formatDuration(fire.lagMs)}`);
+  });
+  scheduler.on('leader', (epoch) => {
+    if (ctx.out.json) ctx.out.event({ event: 'leader', scheduler: scheduler.id, epoch, at: Date.now() });
+    else ctx.out.line(`${formatTime(Date.now())}  ${'leader'.padEnd(9)}  ${scheduler.id} leads the schedulers (epoch ${epoch})`);
+  });
+  scheduler.on('follower', () => {
+    if (ctx.out.json) ctx.out.event({ event: 'follower', scheduler: scheduler.id, at: Date.now() });
+    else ctx.out.line(`${formatTime(Date.now())}  ${'follower'.padEnd(9)}  ${scheduler.id} stands by (another scheduler leads)`);
+  });
+  scheduler.on('error', (error) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`taskline: scheduler: ${message.split('\n')[0]}\n`);
+  });
+}

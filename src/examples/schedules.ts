@@ -1,0 +1,28 @@
+/**
+ * The example schedules (DESIGN §13) that `taskline dev` reconciles as config-owned schedules:
+ * a weekly report, a session clean-up every six hours, an external sync every five minutes.
+ */
+import type { ScheduleInput } from '../scheduler/schedule.js';
+
+/** Where external-sync reads from: SYNC_URL, default a public JSON list of users. */
+export const DEFAULT_SYNC_URL = 'https://jsonplaceholder.typicode.com/users';
+
+export function exampleSchedules(env: NodeJS.ProcessEnv = process.env): ScheduleInput[] {
+  return [
+    {
+      id: 'weekly-report',
+      cron: '0 0 9 * * 1',
+      task: { type: 'send_report', payload: { to: env.REPORT_TO?.trim() || 'team@example.com', title: 'Weekly report', days: 7 } },
+    },
+    {
+      id: 'session-cleanup',
+      cron: '0 0 */6 * * *',
+      task: { type: 'clean_expired_sessions', payload: { olderThanDays: 30 } },
+    },
+    {
+      id: 'external-sync',
+      cron: '0 */5 * * * *',
+      task: { type: 'sync_external_data', queue: 'sync_workers', payload: { url: env.SYNC_URL?.trim() || DEFAULT_SYNC_URL } },
+    },
+  ];
+}
