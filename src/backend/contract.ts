@@ -107,10 +107,27 @@ export interface WorkerInfo {
   lastHeartbeatAt?: number;
 }
 
-/** A change a backend announces to subscribers (possibly in other processes). */
+/**
+ * A change a backend announces to subscribers (possibly in other processes). Every subscriber
+ * hears `finished` and `cancel-requested`; only `lifecycle` subscribers (the task center) hear
+ * `enqueued`, `started` and `retrying`, and get the task `type` on every task event.
+ */
 export type BackendEvent =
-  | { kind: 'finished'; id: string; queue: string; state: 'completed' | 'dead' | 'cancelled' }
-  | { kind: 'cancel-requested'; id: string; queue: string };
+  | { kind: 'finished'; id: string; queue: string; state: 'completed' | 'dead' | 'cancelled'; type?: string }
+  | { kind: 'cancel-requested'; id: string; queue: string }
+  | LifecycleEvent;
+
+/** Task lifecycle events for `lifecycle` subscribers. */
+export type LifecycleEvent =
+  | { kind: 'enqueued'; id: string; queue: string; type: string; state: 'queued' | 'scheduled' }
+  | { kind: 'started'; id: string; queue: string; type: string; attempt: number }
+  /** An attempt failed and the task waits for its next one at `nextRunAt`. */
+  | { kind: 'retrying'; id: string; queue: string; type: string; attempt: number; nextRunAt: number };
+
+export interface SubscribeOptions {
+  /** Also deliver enqueued/started/retrying events, with task types. Default false (workers need only finished and cancel requests). */
+  lifecycle?: boolean;
+}
 
 export type Unsubscribe = () => Promise<void>;
 
@@ -179,7 +196,7 @@ export interface Backend {
   reportProgress(lease: LeaseRef, update: { logs?: TaskLogLine[]; progress?: unknown }): Promise<AckResult>;
 
   // ── notifications ───────────────────────────────────────────────────────────
-  subscribe(listener: (event: BackendEvent) => void): Promise<Unsubscribe>;
+  subscribe(listener: (event: BackendEvent) => void, options?: SubscribeOptions): Promise<Unsubscribe>;
 
   // ── workers ─────────────────────────────────────────────────────────────────
   heartbeat(info: WorkerInfo, ttlMs: number): Promise<void>;

@@ -1,8 +1,8 @@
 /** Conformance: notifications, the worker registry, the store clock and closing a backend. */
 import { describe, expect, it } from 'vitest';
-import type { BackendEvent, WorkerInfo } from '../contract.js';
+import type { Backend, BackendEvent, WorkerInfo } from '../contract.js';
 import {
-  ackOk, cancelledAck, claimTask, completeAck, deadAck, enqueueOne, expectCode, HOUR, retryAck, subscribeUntil, timed, useStore, type OpenStore,
+  ackOk, cancelledAck, claimOne, claimTask, completeAck, deadAck, enqueueOne, expectCode, HOUR, retryAck, subscribeUntil, timed, useStore, type OpenStore,
 } from './harness.js';
 
 function workerInfo(id: string, running: string[] = []): WorkerInfo {
@@ -71,6 +71,79 @@ export function eventsAndWorkersConformance(openStore: OpenStore): void {
       });
       expect(events).toEqual([{ kind: 'finished', id, queue: 'default', state: 'cancelled' }]);
       expect(dropped).toEqual([]);
+    });
+  });
+
+  describe('lifecycle events', () => {
+    const store = useStore(openStore);
+
+    /** Collects lifecycle events of a lifecycle subscriber until `predicate` holds. */
+    async function lifecycleUntil(backend: Backend, predicate: (events: BackendEvent[]) => boolean, trigger: () => Promise<void>): Promise<BackendEvent[]> {
+      const events: BackendEvent[] = [];
+      let reached: () => void = () => undefined;
+      const done = new Promise<void>((resolve) => (reached = resolve));
+      const unsubscribe = await backend.subscribe((event) => {
+        events.push(event);
+        if (predicate(events)) reached();
+      }, { lifecycle: true });
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await trigger();
+        await Promise.race([done, new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error(`lifecycle events missing: ${JSON.stringify(events)}`)), 5000)))]);
+      } finally {
+        clearTimeout(timer);
+        await unsubscribe();
+      }
+      return events;
+    }
+
+    it('tells a lifecycle subscriber of another instance enqueued, started, retrying and finished, in order, with the type', async () => {
+      const { backend } = store;
+      const other = await store.reopen();
+      const later = await store.later(2 * HOUR);
+      let id = '';
+      let scheduled = '';
+      const events = await lifecycleUntil(backend, (e) => e.some((x) => x.kind === 'finished' && x.id === id), async () => {
+        id = await enqueueOne(other, 'mail:send', { to: 'x' }, { queue: 'life' });
+        scheduled = await enqueueOne(other, 'mail:later', {}, { queue: 'life', delay: 10 * HOUR });
+        await ackOk(other, retryAck(await claimTask(other, id, 'life'), 'boom', 1000));
+        const second = await claimOne(later, 'life');
+        expect(second.id).toBe(id);
+        await ackOk(later, completeAck(second, 'ok'));
+      });
+      const mine = events.filter((e) => e.id === id);
+      expect(mine.map((e) => e.kind)).toEqual(['enqueued', 'started', 'retrying', 'started', 'finished']);
+      expect(mine[0]).toEqual({ kind: 'enqueued', id, queue: 'life', type: 'mail:send', state: 'queued' });
+      expect(mine[1]).toEqual({ kind: 'started', id, queue: 'life', type: 'mail:send', attempt: 1 });
+      expect(mine[2]).toMatchObject({ kind: 'retrying', id, queue: 'life', type: 'mail:send', attempt: 1 });
+      expect((mine[2] as { nextRunAt: number }).nextRunAt).toBeGreaterThan(0);
+      expect(mine[3]).toEqual({ kind: 'started', id, queue: 'life', type: 'mail:send', attempt: 2 });
+      expect(mine[4]).toEqual({ kind: 'finished', id, queue: 'life', type: 'mail:send', state: 'completed' });
+      expect(events.find((e) => e.id === scheduled)).toEqual({ kind: 'enqueued', id: scheduled, queue: 'life', type: 'mail:later', state: 'scheduled' });
+    });
+
+    it('announces a retry after a lost lease to lifecycle subscribers', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend, 'lease:lost');
+      await claimTask(backend, id, 'default', 1000);
+      const later = await store.later(5000);
+      const events = await lifecycleUntil(backend, (e) => e.some((x) => x.kind === 'retrying'), async () => {
+        expect(await later.recoverExpired('default', 10)).toBe(1);
+      });
+      expect(events.find((e) => e.kind === 'retrying')).toMatchObject({ kind: 'retrying', id, type: 'lease:lost', attempt: 1 });
+    });
+
+    it('keeps lifecycle events from plain subscribers (workers)', async () => {
+      const { backend } = store;
+      const other = await store.reopen();
+      const marker = await enqueueOne(other);
+      const events = await subscribeUntil(backend, (e) => e.some((x) => x.id === marker), async () => {
+        const id = await enqueueOne(other, 'plain:task');
+        await ackOk(other, completeAck(await claimTask(other, marker), 'ok'));
+        await other.cancelTask(id);
+      });
+      expect(events.every((e) => e.kind === 'finished')).toBe(true);
+      expect(events.find((e) => e.id === marker)).toEqual({ kind: 'finished', id: marker, queue: 'default', state: 'completed' });
     });
   });
 

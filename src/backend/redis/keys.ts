@@ -58,6 +58,11 @@ export class RedisKeys {
     return `${this.prefix}:events`;
   }
 
+  /** Pub/sub channel of enqueued/started/retrying events (lua/_lib.lua derives it from `events`). */
+  get lifecycle(): string {
+    return `${this.events}:lifecycle`;
+  }
+
   /** Sorted set: worker id -> heartbeat expiry. */
   get workers(): string {
     return `${this.prefix}:workers`;

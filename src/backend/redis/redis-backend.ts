@@ -6,7 +6,7 @@ import {
   DEFAULT_RETENTION,
   type Ack, type AckResult, type Backend, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
   type DailyStat, type EnqueueOutcome, type LeaseRef, type MinuteStat, type QueueInfo, type RenewResult, type TaskPage,
-  type Unsubscribe, type WorkerInfo, type SchedulingBackend, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
+  type Unsubscribe, type WorkerInfo, type SchedulingBackend, type LifecycleEvent, type SubscribeOptions, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
 } from '../contract.js';
 import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import { RedisScheduleStore } from './schedule-store.js';
@@ -36,6 +36,8 @@ export class RedisBackend implements SchedulingBackend {
   private blocking: Redis | null = null;
   private subscriber: Redis | null = null;
   private readonly listeners = new Set<(event: BackendEvent) => void>();
+  private readonly lifecycleListeners = new Set<(event: BackendEvent) => void>();
+  private lifecycleJoined: Promise<void> | null = null;
   private readonly scripts = new ScriptRunner();
   private readonly registered = new Set<string>();
   private readonly offset: string;
@@ -321,15 +323,41 @@ export class RedisBackend implements SchedulingBackend {
 
   // ── notifications ───────────────────────────────────────────────────────────
 
-  async subscribe(listener: (event: BackendEvent) => void): Promise<Unsubscribe> {
+  async subscribe(listener: (event: BackendEvent) => void, options: SubscribeOptions = {}): Promise<Unsubscribe> {
     if (!this.subscriber) {
       const subscriber = this.createConnection('subscriber', {});
       this.subscriber = subscriber;
-      subscriber.on('message', (_channel: string, message: string) => {
+      subscriber.on('message', (channel: string, message: string) => {
+        if (channel === this.keys.lifecycle) {
+          for (const event of parseLifecycle(message)) for (const l of this.lifecycleListeners) l(event);
+          return;
+        }
         const event = parseEvent(message);
-        if (event) for (const l of this.listeners) l(event);
+        if (!event) return;
+        for (const l of this.lifecycleListeners) l(event);
+        if (this.listeners.size === 0) return;
+        // Plain subscribers get the finished event without the type (their contract predates it).
+        const plain: BackendEvent = event.kind === 'finished' ? { kind: 'finished', id: event.id, queue: event.queue, state: event.state } : event;
+        for (const l of this.listeners) l(plain);
       });
       await this.call(() => subscriber.subscribe(this.keys.events));
+    }
+    if (options.lifecycle === true) {
+      // Only the task center pays for lifecycle traffic: the channel is joined on first demand.
+      if (!this.lifecycleJoined) {
+        const subscriber = this.subscriber;
+        this.lifecycleJoined = this.call(() => subscriber.subscribe(this.keys.lifecycle)).then(() => undefined);
+      }
+      try {
+        await this.lifecycleJoined;
+      } catch (error) {
+        this.lifecycleJoined = null;
+        throw error;
+      }
+      this.lifecycleListeners.add(listener);
+      return async () => {
+        this.lifecycleListeners.delete(listener);
+      };
     }
     this.listeners.add(listener);
     return async () => {
@@ -597,6 +625,7 @@ export class RedisBackend implements SchedulingBackend {
     if (this.closed) return;
     this.closed = true;
     this.listeners.clear();
+    this.lifecycleListeners.clear();
     const connections = [this.redis, this.blocking, this.subscriber].filter((c): c is Redis => c !== null);
     await Promise.all(
       connections.map(async (c) => {
@@ -609,11 +638,29 @@ export class RedisBackend implements SchedulingBackend {
 
 function parseEvent(message: string): BackendEvent | null {
   const parts = message.split('\t');
-  if (parts[0] === 'f' && parts.length === 4) {
-    return { kind: 'finished', queue: parts[1], id: parts[2], state: parts[3] as 'completed' | 'dead' | 'cancelled' };
+  if (parts[0] === 'f' && (parts.length === 4 || parts.length === 5)) {
+    const event: BackendEvent = { kind: 'finished', queue: parts[1], id: parts[2], state: parts[3] as 'completed' | 'dead' | 'cancelled' };
+    if (parts.length === 5 && parts[4] !== '') event.type = parts[4];
+    return event;
   }
   if (parts[0] === 'c' && parts.length === 3) return { kind: 'cancel-requested', queue: parts[1], id: parts[2] };
   return null;
+}
+
+/** A batch of lifecycle lines (lua/_lib.lua note_lifecycle): kind, queue, id, type, detail. */
+function parseLifecycle(message: string): LifecycleEvent[] {
+  const events: LifecycleEvent[] = [];
+  for (const line of message.split('\n')) {
+    const [kind, queue, id, type, detail] = line.split('\t');
+    if (detail === undefined) continue;
+    if (kind === 'e') events.push({ kind: 'enqueued', queue, id, type, state: detail === 'scheduled' ? 'scheduled' : 'queued' });
+    else if (kind === 's') events.push({ kind: 'started', queue, id, type, attempt: Number(detail) });
+    else if (kind === 'r') {
+      const [attempt, due] = detail.split(',');
+      events.push({ kind: 'retrying', queue, id, type, attempt: Number(attempt), nextRunAt: Number(due) });
+    }
+  }
+  return events;
 }
 
 const GENERATED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -50,6 +50,7 @@ function applyAck(t: Transition, ack: Ack): boolean {
       const done = t.run(RETRY, ack.consumed ? 0 : 1, ack.error, due, due, attempt, ...held).changes > 0;
       if (done) {
         t.count(ack.queue, 1, ack.consumed ? 1 : 0);
+        t.emitLifecycle('retrying', ack.queue, ack.id, `${ack.consumed ? ack.attempt.attempt : ack.attempt.attempt - 1},${due}`);
         // Waiting workers learn the new due time.
         t.wake(ack.queue);
       }

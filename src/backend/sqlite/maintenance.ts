@@ -40,6 +40,7 @@ export function recoverExpiredLeases(t: Transition, queue: string, limit: number
       const spec = row.backoff === null ? DEFAULT_BACKOFF : (JSON.parse(row.backoff) as BackoffSpec);
       const due = t.now + backoffDelay(spec, Math.max(1, row.attempt));
       t.run("UPDATE tasks SET state = 'retrying', next_run_at = ?, sort_key = ? WHERE id = ?", due, due, row.id);
+      t.emitLifecycle('retrying', queue, row.id, `${row.attempt},${due}`);
       t.wake(queue);
     }
   }

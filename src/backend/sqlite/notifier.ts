@@ -34,7 +34,13 @@ interface EventRow {
   queue: string;
   task_id: string;
   state: string | null;
+  /** Joined from tasks, for lifecycle subscribers only. */
+  type?: string | null;
 }
+
+/** Without a lifecycle subscriber only these rows are read (workers never see lifecycle rows). */
+const READ_PLAIN = "SELECT id, kind, queue, task_id, state FROM events WHERE id > ? AND kind IN ('finished', 'cancel-requested') ORDER BY id";
+const READ_ALL = 'SELECT e.id, e.kind, e.queue, e.task_id, e.state, t.type FROM events e LEFT JOIN tasks t ON t.id = e.task_id WHERE e.id > ? ORDER BY e.id';
 
 export interface NotifierOptions {
   /** The WAL file to watch for commits of other processes; null: poll only. */
@@ -50,6 +56,7 @@ const BURST_MS = 20;
 export class Notifier {
   private readonly waiters = new Set<Waiter>();
   private readonly listeners = new Set<(event: BackendEvent) => void>();
+  private readonly lifecycleListeners = new Set<(event: BackendEvent) => void>();
   private readonly dataVersion: Statement;
   private timer: NodeJS.Timeout | null = null;
   private watcher: FSWatcher | null = null;
@@ -107,16 +114,22 @@ export class Notifier {
     }
   }
 
-  subscribe(listener: (event: BackendEvent) => void): () => void {
-    if (this.listeners.size === 0) {
+  /** `lifecycle`: also enqueued/started/retrying events, and task types on every task event. */
+  subscribe(listener: (event: BackendEvent) => void, lifecycle = false): () => void {
+    if (this.listenerCount() === 0) {
       this.watch();
       this.lastEventId = (this.sql.get('SELECT COALESCE(MAX(id), 0) FROM events').pluck().get() as number) ?? 0;
     }
-    this.listeners.add(listener);
+    const set = lifecycle ? this.lifecycleListeners : this.listeners;
+    set.add(listener);
     return () => {
-      this.listeners.delete(listener);
+      set.delete(listener);
       this.unwatchIfIdle();
     };
+  }
+
+  private listenerCount(): number {
+    return this.listeners.size + this.lifecycleListeners.size;
   }
 
   /** After a commit of this backend's own connection. */
@@ -127,7 +140,7 @@ export class Notifier {
         if (waiter.queues.some((q) => woken.has(q))) this.release(waiter);
       }
     }
-    if (events > 0 && this.listeners.size > 0) {
+    if (events > 0 && this.listenerCount() > 0) {
       // Deliver after the caller's operation returns, in commit order, as other processes see them.
       this.pendingRead ??= setImmediate(() => {
         this.pendingRead = null;
@@ -144,6 +157,7 @@ export class Notifier {
     this.closed = true;
     for (const waiter of this.waiters) this.release(waiter);
     this.listeners.clear();
+    this.lifecycleListeners.clear();
     this.unwatch();
     if (this.pendingRead) clearImmediate(this.pendingRead);
     this.pendingRead = null;
@@ -170,7 +184,7 @@ export class Notifier {
   }
 
   private unwatchIfIdle(): void {
-    if (this.waiters.size === 0 && this.listeners.size === 0) this.unwatch();
+    if (this.waiters.size === 0 && this.listenerCount() === 0) this.unwatch();
   }
 
   private unwatch(): void {
@@ -211,7 +225,7 @@ export class Notifier {
       if (version === this.lastVersion) return;
       this.lastVersion = version;
       if (this.waiters.size > 0) this.checkWaiters();
-      if (this.listeners.size > 0) this.readEvents();
+      if (this.listenerCount() > 0) this.readEvents();
     } catch {
       // see above
     }
@@ -227,25 +241,44 @@ export class Notifier {
   }
 
   private readEvents(): void {
-    if (this.closed || this.listeners.size === 0) return;
-    const rows = this.sql.get('SELECT id, kind, queue, task_id, state FROM events WHERE id > ? ORDER BY id').all(this.lastEventId) as EventRow[];
+    if (this.closed || this.listenerCount() === 0) return;
+    const lifecycle = this.lifecycleListeners.size > 0;
+    const rows = this.sql.get(lifecycle ? READ_ALL : READ_PLAIN).all(this.lastEventId) as EventRow[];
     for (const row of rows) {
       this.lastEventId = row.id;
       const event = toEvent(row);
       if (!event) continue;
-      for (const listener of this.listeners) {
-        try {
-          listener(event);
-        } catch {
-          // A listener's failure is its own; the others still hear the event.
-        }
-      }
+      if (event.kind === 'finished' || event.kind === 'cancel-requested') deliver(this.listeners, event);
+      if (lifecycle) deliver(this.lifecycleListeners, withType(event, row.type));
     }
   }
+}
+
+function deliver(listeners: Set<(event: BackendEvent) => void>, event: BackendEvent): void {
+  for (const listener of listeners) {
+    try {
+      listener(event);
+    } catch {
+      // A listener's failure is its own; the others still hear the event.
+    }
+  }
+}
+
+function withType(event: BackendEvent, type: string | null | undefined): BackendEvent {
+  if (event.kind === 'finished') return type ? { ...event, type } : event;
+  if (event.kind === 'cancel-requested') return event;
+  return { ...event, type: type ?? '' };
 }
 
 function toEvent(row: EventRow): BackendEvent | null {
   if (row.kind === 'finished') return { kind: 'finished', id: row.task_id, queue: row.queue, state: row.state as 'completed' | 'dead' | 'cancelled' };
   if (row.kind === 'cancel-requested') return { kind: 'cancel-requested', id: row.task_id, queue: row.queue };
+  const detail = row.state ?? '';
+  if (row.kind === 'enqueued') return { kind: 'enqueued', id: row.task_id, queue: row.queue, type: '', state: detail === 'scheduled' ? 'scheduled' : 'queued' };
+  if (row.kind === 'started') return { kind: 'started', id: row.task_id, queue: row.queue, type: '', attempt: Number(detail) };
+  if (row.kind === 'retrying') {
+    const [attempt, due] = detail.split(',');
+    return { kind: 'retrying', id: row.task_id, queue: row.queue, type: '', attempt: Number(attempt), nextRunAt: Number(due) };
+  }
   return null;
 }

@@ -13,7 +13,7 @@ import { TasklineError } from '../../core/errors.js';
 import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
 import type {
   Ack, AckResult, Backend, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
-  QueueInfo, RenewResult, TaskPage, Unsubscribe, WorkerInfo,
+  QueueInfo, RenewResult, TaskPage, Unsubscribe, WorkerInfo, SubscribeOptions,
 } from '../contract.js';
 import { ackAttempts, renewLeases, reportProgress } from './ack.js';
 import { claimTasks } from './claim.js';
@@ -159,9 +159,9 @@ export class SqliteBackend implements Backend {
 
   // ── notifications ───────────────────────────────────────────────────────────
 
-  async subscribe(listener: (event: BackendEvent) => void): Promise<Unsubscribe> {
+  async subscribe(listener: (event: BackendEvent) => void, options: SubscribeOptions = {}): Promise<Unsubscribe> {
     this.ensureOpen();
-    const unsubscribe = this.notifier.subscribe(listener);
+    const unsubscribe = this.notifier.subscribe(listener, options.lifecycle === true);
     return async () => unsubscribe();
   }
 

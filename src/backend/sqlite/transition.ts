@@ -123,6 +123,14 @@ export class Transition {
     this.emit('cancel-requested', queue, id, null);
   }
 
+  /**
+   * A lifecycle event for the task center (notifier.ts): `detail` is the new state (enqueued),
+   * the attempt (started) or `attempt,due` (retrying); the type is joined in when read.
+   */
+  emitLifecycle(kind: 'enqueued' | 'started' | 'retrying', queue: string, id: string, detail: string): void {
+    this.emit(kind, queue, id, detail);
+  }
+
   private emit(kind: string, queue: string, id: string, state: string | null): void {
     const { lastInsertRowid } = this.run('INSERT INTO events (at, kind, queue, task_id, state) VALUES (?, ?, ?, ?, ?)', this.now, kind, queue, id, state);
     this.events += 1;

@@ -66,8 +66,22 @@ local function wake_workers()
   redis.call('ZADD', K_MARKER, 0, '1')
 end
 
-local function announce_finished(id, state)
-  redis.call('PUBLISH', CHANNEL, 'f\t' .. QUEUE .. '\t' .. id .. '\t' .. state)
+local function announce_finished(id, state, type)
+  redis.call('PUBLISH', CHANNEL, 'f\t' .. QUEUE .. '\t' .. id .. '\t' .. state .. '\t' .. (type or ''))
+end
+
+-- Lifecycle events (enqueued, started, retrying) go to a channel of their own, '<channel>:lifecycle',
+-- which only the task center listens to (workers hear finished and cancel-requested only). A
+-- script gathers its lines and publishes them once, at its end: one PUBLISH per batch.
+-- A line: kind (e | s | r) TAB queue TAB id TAB type TAB detail (state | attempt | attempt,due).
+local LIFECYCLE = {}
+
+local function note_lifecycle(kind, id, type, detail)
+  LIFECYCLE[#LIFECYCLE + 1] = kind .. '\t' .. QUEUE .. '\t' .. id .. '\t' .. (type or '') .. '\t' .. detail
+end
+
+local function publish_lifecycle()
+  if #LIFECYCLE > 0 then redis.call('PUBLISH', CHANNEL .. ':lifecycle', table.concat(LIFECYCLE, '\n')) end
 end
 
 local function append_attempt(id, record_json)
@@ -87,7 +101,7 @@ local function finish(id, m, state, retention)
   m.x = nil
   redis.call('ZADD', ZSET_OF[state], NOW + (m.r or retention), id)
   redis.call('SREM', K_CANCEL, id)
-  announce_finished(id, state)
+  announce_finished(id, state, m.t)
 end
 
 local function to_queued(id, m)
@@ -201,6 +215,9 @@ local function store_task(id, fragment, payload, delay, run_at, unique_key, uniq
   redis.call('HSET', K_META, id, record)
   redis.call('HSET', K_PAYLOAD, id, payload)
   wake_workers()
+  -- The fragment starts with the type as a JSON string ("t":"…","m":…; see codec.ts).
+  local type_json = string.match(fragment, '^"t":(".-"),"m":')
+  note_lifecycle('e', id, type_json and cjson.decode(type_json) or '', state)
   return state
 end
 

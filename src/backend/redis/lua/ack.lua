@@ -34,6 +34,7 @@ for i = 1, count do
       m.x = nil
       redis.call('SREM', K_CANCEL, id)
       redis.call('ZADD', K_RETRYING, m.n, id)
+      note_lifecycle('r', id, m.t, m.a .. ',' .. m.n)
       wake_workers()
     elseif kind == 'dead' then
       processed = processed + 1
@@ -56,4 +57,5 @@ for i = 1, count do
   end
 end
 count_stats(processed, failed)
+publish_lifecycle()
 return out

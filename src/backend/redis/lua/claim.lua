@@ -31,6 +31,7 @@ if ids then
       out[#out + 1] = encoded
       out[#out + 1] = redis.call('HGET', K_PAYLOAD, id) or 'null'
       out[#out + 1] = token
+      note_lifecycle('s', id, m.t, tostring(m.a))
     end
   end
   if #running > 0 then
@@ -43,4 +44,5 @@ if redis.call('LLEN', K_QUEUED) > 0 then
   wake_workers()
 end
 out[2] = next_due()
+publish_lifecycle()
 return out

@@ -11,4 +11,5 @@ for i = 1, count do
   out[i] = store_task(ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]),
     unique_index > 0 and KEYS[unique_index] or nil, ARGV[base + 7])
 end
+publish_lifecycle()
 return out

@@ -77,4 +77,5 @@ if excess > 0 then
   redis.call('ZREMRANGEBYRANK', K_HISTORY, 0, excess - 1)
   redis.call('HSET', K_FIRE_FLOOR, schedule, old[#old])
 end
+publish_lifecycle()
 return out

@@ -25,10 +25,12 @@ for _, id in ipairs(ids) do
       m.s = 'retrying'
       m.n = NOW + backoff_delay(m.b, m.a or 1, tonumber(ARGV[7]), tonumber(ARGV[8]))
       redis.call('ZADD', K_RETRYING, m.n, id)
+      note_lifecycle('r', id, m.t, (m.a or 1) .. ',' .. m.n)
       wake_workers()
     end
     put_meta(id, m)
   end
 end
 count_stats(failed, failed)
+publish_lifecycle()
 return #ids
