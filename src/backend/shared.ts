@@ -29,3 +29,12 @@ export function operationError(action: string, id: string, state: string): Taskl
     `cannot ${action} task ${id}: it is ${state}; ${action} works on a task that is ${ACCEPTED_FROM[action] ?? 'in another state'}`,
   );
 }
+
+const LOCK_KEY = /^[^{}\s]{1,200}$/;
+
+/** A lock key: 1–200 characters without spaces or braces (the same on every backend). Throws TL_INVALID_ARGUMENT. */
+export function validateLockKey(key: string): void {
+  if (typeof key !== 'string' || !LOCK_KEY.test(key)) {
+    throw new TasklineError('TL_INVALID_ARGUMENT', `invalid lock key ${JSON.stringify(key)}: 1–200 characters without spaces or braces`);
+  }
+}

@@ -14,10 +14,13 @@ import { claimAckConformance } from './claim-ack.js';
 import { concurrencyConformance } from './concurrency.js';
 import { enqueueConformance } from './enqueue.js';
 import { eventsAndWorkersConformance } from './events-workers.js';
+import { fireConformance } from './fires.js';
 import type { ConformanceStore, OpenStore } from './harness.js';
 import { inspectionConformance } from './inspection.js';
 import { leaseConformance } from './leases.js';
+import { lockConformance } from './locks.js';
 import { operationConformance } from './operations.js';
+import { scheduleConformance } from './schedules.js';
 
 export type { ConformanceStore, OpenStore };
 
@@ -30,5 +33,8 @@ export function runConformanceSuite(name: string, openStore: OpenStore): void {
     inspectionConformance(openStore);
     eventsAndWorkersConformance(openStore);
     concurrencyConformance(openStore);
+    scheduleConformance(openStore);
+    fireConformance(openStore);
+    lockConformance(openStore);
   });
 }

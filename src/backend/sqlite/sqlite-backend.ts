@@ -6,24 +6,31 @@
  * - transition.ts the bookkeeping of one write transaction;      lifecycle.ts  moves between states
  * - enqueue.ts, claim.ts, ack.ts, maintenance.ts, operate.ts     the transitions
  * - inspect.ts, workers.ts                                       reading; the worker registry
+ * - schedules.ts, fires.ts, locks.ts                             schedules, their fires, the leader lease; locks
  * - notifier.ts   waking waiting workers and subscribers, across processes
  */
 import type Database from 'better-sqlite3';
 import { TasklineError } from '../../core/errors.js';
 import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
+import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import type {
-  Ack, AckResult, Backend, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
+  Ack, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
   QueueInfo, RenewResult, TaskPage, Unsubscribe, WorkerInfo, SubscribeOptions,
+  FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend,
 } from '../contract.js';
+import { validateLockKey } from '../shared.js';
 import { ackAttempts, renewLeases, reportProgress } from './ack.js';
 import { claimTasks } from './claim.js';
 import { openDatabase, retryBusy, StatementCache, type Synchronous } from './database.js';
 import { enqueueTasks } from './enqueue.js';
+import { fireBatches, listFires } from './fires.js';
 import * as inspect from './inspect.js';
 import { forwardDue } from './lifecycle.js';
+import { acquireLock, extendLock, releaseLock } from './locks.js';
 import { deleteExpiredTasks, recoverExpiredLeases } from './maintenance.js';
 import { Notifier } from './notifier.js';
 import { BULK_BATCH, operateBatch, operateTask, type Action } from './operate.js';
+import * as schedules from './schedules.js';
 import { Transition } from './transition.js';
 import { listWorkers, pruneWorkers, recordHeartbeat, removeWorker } from './workers.js';
 
@@ -47,7 +54,7 @@ export interface SqliteBackendOptions {
   watchFile?: boolean;
 }
 
-export class SqliteBackend implements Backend {
+export class SqliteBackend implements SchedulingBackend {
   readonly kind = 'sqlite' as const;
   private readonly sql: StatementCache;
   private readonly notifier: Notifier;
@@ -260,6 +267,77 @@ export class SqliteBackend implements Backend {
 
   async minuteStats(queue: string, minutes: number): Promise<MinuteStat[]> {
     return this.read((now) => inspect.minuteStats(this.sql, queue, minutes, now));
+  }
+
+  // ── schedules (schedules.ts, fires.ts) and locks (locks.ts) ─────────────────
+
+  async createSchedule(definition: ScheduleDefinition): Promise<Schedule> {
+    return this.write((t) => schedules.saveSchedule(t, 'create', definition));
+  }
+
+  async updateSchedule(definition: ScheduleDefinition): Promise<Schedule> {
+    return this.write((t) => schedules.saveSchedule(t, 'update', definition));
+  }
+
+  async upsertSchedule(definition: ScheduleDefinition): Promise<Schedule> {
+    return this.write((t) => schedules.saveSchedule(t, 'upsert', definition));
+  }
+
+  async deleteSchedule(id: string): Promise<boolean> {
+    return this.write((t) => schedules.deleteSchedule(t, id));
+  }
+
+  async getSchedule(id: string): Promise<Schedule | null> {
+    return this.read(() => schedules.getSchedule(this.sql, id));
+  }
+
+  async listSchedules(): Promise<Schedule[]> {
+    return this.read(() => schedules.listSchedules(this.sql));
+  }
+
+  async pauseSchedule(id: string, options: { note?: string | null; until?: number | null } = {}): Promise<Schedule> {
+    return this.write((t) => schedules.setSchedulePaused(t, id, true, options));
+  }
+
+  async resumeSchedule(id: string): Promise<Schedule> {
+    return this.write((t) => schedules.setSchedulePaused(t, id, false));
+  }
+
+  async acquireLeadership(holder: string, ttlMs: number): Promise<number | null> {
+    return this.write((t) => schedules.acquireLeadership(t, holder, ttlMs));
+  }
+
+  async releaseLeadership(holder: string): Promise<void> {
+    await this.write((t) => schedules.releaseLeadership(t, holder));
+  }
+
+  /** All batches in one transaction: each fire is recorded and its task enqueued together. */
+  async fire(batches: FireBatch[]): Promise<FireResult[][]> {
+    if (batches.length === 0) return [];
+    return this.write((t) => fireBatches(t, batches));
+  }
+
+  async advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[]): Promise<boolean> {
+    return this.write((t) => schedules.advanceSchedules(t, holder, epoch, updates));
+  }
+
+  async listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]> {
+    return this.read(() => listFires(this.sql, scheduleId, queue, limit));
+  }
+
+  async acquireLock(key: string, owner: string, ttlMs: number): Promise<number | null> {
+    validateLockKey(key);
+    return this.write((t) => acquireLock(t, key, owner, ttlMs));
+  }
+
+  async extendLock(key: string, owner: string, token: number, ttlMs: number): Promise<boolean> {
+    validateLockKey(key);
+    return this.write((t) => extendLock(t, key, owner, token, ttlMs));
+  }
+
+  async releaseLock(key: string, owner: string, token: number): Promise<boolean> {
+    validateLockKey(key);
+    return this.write((t) => releaseLock(t, key, owner, token));
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,185 @@
+/**
+ * Schedules (DESIGN §6) on SQLite: storage and generations, pause and resume, the scheduler's
+ * leader lease and the fenced write of run state. The SQLite counterpart of
+ * redis/lua/schedule-save.lua, leader.lua and schedule-advance.lua, with the same semantics.
+ */
+import { TasklineError } from '../../core/errors.js';
+import type { Schedule, ScheduleDefinition, ScheduleState } from '../../scheduler/schedule.js';
+import type { ScheduleUpdate } from '../contract.js';
+import type { StatementCache } from './database.js';
+import type { Transition } from './transition.js';
+
+/** A `schedules` row (see migrations/0002_schedules.sql). */
+interface ScheduleRow {
+  id: string;
+  definition: string;
+  generation: number;
+  created_at: number;
+  updated_at: number;
+  paused: number;
+  pause_note: string | null;
+  paused_until: number | null;
+  state: string;
+}
+
+type StoredDefinition = Omit<ScheduleDefinition, 'paused' | 'pauseNote' | 'pausedUntil'>;
+
+interface Pause {
+  paused: number;
+  pause_note: string | null;
+  paused_until: number | null;
+}
+
+const SELECT_SCHEDULE = 'SELECT * FROM schedules WHERE id = ?';
+
+function notFound(id: string): TasklineError {
+  return new TasklineError('TL_SCHEDULE_NOT_FOUND', `no schedule with id ${JSON.stringify(id)}`);
+}
+
+/** The pause columns: a note and an until time only while paused. */
+function pause(paused: boolean, note: string | null | undefined, until: number | null | undefined): Pause {
+  return {
+    paused: paused ? 1 : 0,
+    pause_note: paused && note ? note : null,
+    paused_until: paused && until !== null && until !== undefined && until >= 0 ? until : null,
+  };
+}
+
+function storedDefinition(definition: ScheduleDefinition): string {
+  const { paused: _paused, pauseNote: _note, pausedUntil: _until, ...stored } = definition;
+  return JSON.stringify(stored satisfies StoredDefinition);
+}
+
+function decodeSchedule(row: ScheduleRow): Schedule {
+  const definition = JSON.parse(row.definition) as StoredDefinition;
+  const state = JSON.parse(row.state) as Partial<ScheduleState>;
+  return {
+    ...definition,
+    paused: row.paused === 1,
+    pauseNote: row.pause_note,
+    pausedUntil: row.paused_until,
+    generation: row.generation,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    state: {
+      watermark: state.watermark ?? row.created_at,
+      nextRunAt: state.nextRunAt ?? null,
+      lastFireAt: state.lastFireAt ?? null,
+      lastOutcome: state.lastOutcome ?? null,
+      lastTaskId: state.lastTaskId ?? null,
+      buffered: state.buffered ?? null,
+    },
+  };
+}
+
+function readSchedule(t: Transition, id: string): Schedule {
+  const row = t.get<ScheduleRow>(SELECT_SCHEDULE, id);
+  if (!row) throw notFound(id);
+  return decodeSchedule(row);
+}
+
+/** A new schedule at the next generation of its id; its watermark is now. */
+function insertSchedule(t: Transition, definition: ScheduleDefinition): void {
+  const { generation } = t.get<{ generation: number }>(
+    `INSERT INTO schedule_generations (id, generation) VALUES (?, 1)
+     ON CONFLICT (id) DO UPDATE SET generation = generation + 1 RETURNING generation`,
+    definition.id,
+  )!;
+  const p = pause(definition.paused, definition.pauseNote, null);
+  const state: ScheduleState = { watermark: t.now, nextRunAt: null, lastFireAt: null, lastOutcome: null, lastTaskId: null, buffered: null };
+  t.run(
+    `INSERT INTO schedules (id, definition, generation, created_at, updated_at, paused, pause_note, paused_until, state)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    definition.id, storedDefinition(definition), generation, t.now, t.now, p.paused, p.pause_note, p.paused_until, JSON.stringify(state),
+  );
+}
+
+/**
+ * create: throws TL_SCHEDULE_CONFLICT when the id exists. update: throws TL_SCHEDULE_NOT_FOUND;
+ * takes the definition's pause state. upsert: creates or updates, keeping an operator's pause
+ * unless the definition itself is paused. A change applies to fires after it: the watermark
+ * moves up to now (never back) and nextRunAt is recomputed by the scheduler.
+ */
+export function saveSchedule(t: Transition, mode: 'create' | 'update' | 'upsert', definition: ScheduleDefinition): Schedule {
+  const row = t.get<ScheduleRow>(SELECT_SCHEDULE, definition.id);
+  if (!row) {
+    if (mode === 'update') throw notFound(definition.id);
+    insertSchedule(t, definition);
+    return readSchedule(t, definition.id);
+  }
+  if (mode === 'create') throw new TasklineError('TL_SCHEDULE_CONFLICT', `a schedule with id ${JSON.stringify(definition.id)} already exists`);
+  const p: Pause = mode === 'update' || definition.paused ? pause(definition.paused, definition.pauseNote, null) : row;
+  const state = JSON.parse(row.state) as Partial<ScheduleState>;
+  state.watermark = Math.max(state.watermark ?? row.created_at, t.now);
+  state.nextRunAt = null;
+  t.run(
+    'UPDATE schedules SET definition = ?, updated_at = ?, paused = ?, pause_note = ?, paused_until = ?, state = ? WHERE id = ?',
+    storedDefinition(definition), t.now, p.paused, p.pause_note, p.paused_until, JSON.stringify(state), definition.id,
+  );
+  return readSchedule(t, definition.id);
+}
+
+/** Returns false when there was no such schedule. Its generation counter is kept. */
+export function deleteSchedule(t: Transition, id: string): boolean {
+  return t.run('DELETE FROM schedules WHERE id = ?', id).changes > 0;
+}
+
+/** Pauses (with a note and an until time) or resumes. Throws TL_SCHEDULE_NOT_FOUND. */
+export function setSchedulePaused(t: Transition, id: string, paused: boolean, options: { note?: string | null; until?: number | null } = {}): Schedule {
+  const p = pause(paused, options.note, options.until);
+  const { changes } = t.run(
+    'UPDATE schedules SET paused = ?, pause_note = ?, paused_until = ?, updated_at = ? WHERE id = ?',
+    p.paused, p.pause_note, p.paused_until, t.now, id,
+  );
+  if (changes === 0) throw notFound(id);
+  return readSchedule(t, id);
+}
+
+export function getSchedule(sql: StatementCache, id: string): Schedule | null {
+  const row = sql.get(SELECT_SCHEDULE).get(id) as ScheduleRow | undefined;
+  return row ? decodeSchedule(row) : null;
+}
+
+export function listSchedules(sql: StatementCache): Schedule[] {
+  return (sql.get('SELECT * FROM schedules ORDER BY id').all() as ScheduleRow[]).map(decodeSchedule);
+}
+
+// ── the leader lease ─────────────────────────────────────────────────────────
+
+interface LeaderRow {
+  holder: string;
+  epoch: number;
+  expires_at: number;
+}
+
+/**
+ * Takes the lease when it is free or expired (the epoch goes up by one), or renews it for its
+ * holder (same epoch). Returns the epoch, or null while another holder's lease is valid.
+ */
+export function acquireLeadership(t: Transition, holder: string, ttlMs: number): number | null {
+  const current = t.get<LeaderRow>('SELECT holder, epoch, expires_at FROM scheduler_leader WHERE id = 1');
+  const valid = current !== undefined && current.expires_at > t.now;
+  if (valid && current.holder !== holder) return null;
+  const epoch = valid ? current.epoch : (current?.epoch ?? 0) + 1;
+  t.run('INSERT OR REPLACE INTO scheduler_leader (id, holder, epoch, expires_at) VALUES (1, ?, ?, ?)', holder, epoch, t.now + ttlMs);
+  return epoch;
+}
+
+/** Frees the lease if `holder` holds it (the epoch is kept, so the next holder's is greater). */
+export function releaseLeadership(t: Transition, holder: string): void {
+  t.run('UPDATE scheduler_leader SET expires_at = 0 WHERE id = 1 AND holder = ?', holder);
+}
+
+/**
+ * Writes run state only while `holder` leads with `epoch` (a deposed leader's late writes change
+ * nothing): returns false when fenced out. Updates for another generation or a deleted schedule
+ * are ignored.
+ */
+export function advanceSchedules(t: Transition, holder: string, epoch: number, updates: ScheduleUpdate[]): boolean {
+  const leader = t.get<LeaderRow>('SELECT holder, epoch, expires_at FROM scheduler_leader WHERE id = 1');
+  if (!leader || leader.holder !== holder || leader.epoch !== epoch || leader.expires_at <= t.now) return false;
+  for (const update of updates) {
+    t.run('UPDATE schedules SET state = ? WHERE id = ? AND generation = ?', JSON.stringify(update.state), update.id, update.generation);
+  }
+  return true;
+}
