@@ -12,7 +12,7 @@ export interface ClientOptions {
 }
 
 export interface EnqueueItem {
-  type: string | TaskDefinition<any, any>;
+  type: string | TaskDefinition<any, any, any>;
   payload?: unknown;
   options?: EnqueueOptions;
 }
@@ -38,7 +38,7 @@ export class Client {
   }
 
   /** Validates and stores one task. Bad input throws and stores nothing. */
-  async enqueue<P>(type: string | TaskDefinition<P, any>, payload?: P, options?: EnqueueOptions): Promise<TaskInfo> {
+  async enqueue<P, I = P>(type: string | TaskDefinition<P, any, I>, payload?: I, options?: EnqueueOptions): Promise<TaskInfo> {
     const [outcome] = await this.store([this.prepare(type, payload, options)]);
     if (!outcome.ok) throw conflictError(outcome);
     return outcome.info;
@@ -87,7 +87,7 @@ export class Client {
     return { maxPayloadBytes: this.maxPayloadBytes, defaults: this.defaults };
   }
 
-  private prepare(type: string | TaskDefinition<any, any>, payload: unknown, options: EnqueueOptions | undefined): NewTask {
+  private prepare(type: string | TaskDefinition<any, any, any>, payload: unknown, options: EnqueueOptions | undefined): NewTask {
     if (isTaskDefinition(type)) {
       const parsed = validatePayload(type, payload);
       return normalizeEnqueue(type.type, parsed, { ...type.defaults, ...options }, this.normalizeContext());

@@ -2,30 +2,35 @@ import { TasklineError } from '../core/errors.js';
 import type { EnqueueOptions } from '../core/options.js';
 
 /**
- * A schema that validates a payload: zod's schemas fit (any object with `safeParse`).
+ * A schema that validates a payload: zod's schemas fit (any object with `safeParse`). `P` is what
+ * the handler receives (the parsed output), `I` what a producer may pass (zod's input type: a
+ * field with `.default()` is optional here).
  */
-export interface PayloadSchema<P> {
+export interface PayloadSchema<P, I = P> {
   safeParse(value: unknown): { success: true; data: P } | { success: false; error: { message: string; issues?: { path: (string | number)[]; message: string }[] } };
+  /** zod's phantom input type; never read. */
+  readonly _input?: I;
 }
 
 /** A task type declared once and used typed on both sides (client and worker). */
-export interface TaskDefinition<P = unknown, R = unknown> {
+export interface TaskDefinition<P = unknown, R = unknown, I = P> {
   readonly type: string;
-  readonly schema: PayloadSchema<P> | undefined;
+  readonly schema: PayloadSchema<P, I> | undefined;
   /** Enqueue options applied to every task of this type (overridden per call). */
   readonly defaults: EnqueueOptions;
-  /** Phantom field carrying the result type; never set. */
+  /** Phantom fields carrying the result and input types; never set. */
   readonly __result?: R;
+  readonly __input?: I;
 }
 
-export interface DefineTaskOptions<P> {
+export interface DefineTaskOptions<P, I = P> {
   /** Validates the payload at enqueue and before the handler runs. Default: none. */
-  schema?: PayloadSchema<P>;
+  schema?: PayloadSchema<P, I>;
   /** Default enqueue options for this type. Default: none. */
   defaults?: EnqueueOptions;
 }
 
-export function defineTask<P = unknown, R = unknown>(type: string, options: DefineTaskOptions<P> = {}): TaskDefinition<P, R> {
+export function defineTask<P = unknown, R = unknown, I = P>(type: string, options: DefineTaskOptions<P, I> = {}): TaskDefinition<P, R, I> {
   if (typeof type !== 'string' || type.length === 0) {
     throw new TasklineError('TL_INVALID_ARGUMENT', `defineTask: type must be a non-empty string, got ${JSON.stringify(type)}`);
   }

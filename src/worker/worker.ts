@@ -149,7 +149,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /** Registers the handler of a type, a defined task, or a prefix pattern (`email:*`). */
-  handle<P, R>(type: string | TaskDefinition<P, R>, handler: Handler<P, R>): this {
+  handle<P, R, I = P>(type: string | TaskDefinition<P, R, I>, handler: Handler<P, R>): this {
     if (isTaskDefinition(type)) this.registry.register(type.type, handler as Handler, type);
     else this.registry.register(type, handler as Handler, null);
     return this;
