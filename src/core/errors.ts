@@ -25,6 +25,11 @@ export const ERROR_CODES = {
   TL_SCHEDULE_NOT_FOUND: 'no schedule with this id',
   TL_SCHEDULE_CONFLICT: 'a schedule with this id already exists',
   TL_LOCK_NOT_HELD: 'the lock is no longer held by this owner',
+  TL_INVALID_REQUEST: 'an HTTP request whose body, query or path does not match the API schema',
+  TL_UNAUTHORIZED: 'the HTTP request has no valid bearer token',
+  TL_FORBIDDEN: 'the bearer token does not allow this operation',
+  TL_NOT_FOUND: 'no such HTTP route',
+  TL_NOT_SUPPORTED: 'the store does not support this operation',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,118 @@
+/**
+ * The task center's HTTP API (DESIGN §9) as a Fastify instance: routes/ (one file per resource),
+ * auth, SSE, metrics, health and the OpenAPI document. `buildServer` makes the instance without
+ * listening, so tests drive it in-process with `inject()`; `taskline server` listens.
+ */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { Backend, SchedulingBackend } from '../backend/contract.js';
+import { Client } from '../client/client.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from '../core/options.js';
+import { ScheduleService } from '../scheduler/service.js';
+import { Auth, type AuthOptions } from './auth.js';
+import type { ServerContext } from './context.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { EventHub } from './events.js';
+import { healthRoutes } from './health.js';
+import { createRegistry, instrumentTaskCenter, type TaskCenterMetrics } from './metrics.js';
+import { openApiDocument } from './openapi.js';
+import { registerRoutes, type AnyRoute } from './route.js';
+import { eventRoutes } from './routes/events.js';
+import { queueRoutes } from './routes/queues.js';
+import { scheduleRoutes } from './routes/schedules.js';
+import { taskRoutes } from './routes/tasks.js';
+import { workerRoutes } from './routes/workers.js';
+import { SseStreams, type SseOptions } from './sse.js';
+
+export interface ServerOptions extends AuthOptions {
+  backend: Backend;
+  /** Largest request body, bytes. Default: the largest payload (1 MiB) + 64 KiB. */
+  bodyLimit?: number;
+  /** Largest task payload, bytes of JSON. Default 1 MiB. */
+  maxPayloadBytes?: number;
+  /** Fastify/pino logger setting. Default false (no request logs). */
+  logger?: FastifyServerOptions['logger'];
+  /** Metrics registry; pass the worker's to serve both on one port (`taskline dev`). Default: a new one. */
+  registry?: Registry;
+  sse?: SseOptions;
+}
+
+export interface TaskCenterServer {
+  app: FastifyInstance;
+  hub: EventHub;
+  registry: Registry;
+  metrics: TaskCenterMetrics;
+  auth: Auth;
+  routes: AnyRoute[];
+}
+
+function hasSchedules(backend: Backend): backend is SchedulingBackend {
+  const b = backend as Partial<SchedulingBackend>;
+  return typeof b.createSchedule === 'function' && typeof b.listFires === 'function' && typeof b.fire === 'function';
+}
+
+/** Builds the API; the store subscription starts with `app.ready()` and ends with `app.close()`. */
+export async function buildServer(options: ServerOptions): Promise<TaskCenterServer> {
+  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? maxPayloadBytes + 64 * 1024,
+    // Ids and types travel in the path; keep their characters as sent.
+    routerOptions: { maxParamLength: 500 },
+    disableRequestLogging: options.logger === undefined || options.logger === false,
+  });
+  const auth = new Auth(options);
+  const hub = new EventHub(options.backend);
+  const registry = options.registry ?? createRegistry();
+  const metrics = instrumentTaskCenter(registry, options.backend, hub);
+  const streams = new SseStreams();
+  const ctx: ServerContext = {
+    backend: options.backend,
+    client: new Client(options.backend, { maxPayloadBytes }),
+    hub,
+    schedules: hasSchedules(options.backend) ? new ScheduleService(options.backend) : null,
+  };
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  // A POST without a body (run, pause …) may still say application/json.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(Object.assign(error as Error, { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined);
+    }
+  });
+
+  const routes: AnyRoute[] = [
+    ...taskRoutes(ctx),
+    ...queueRoutes(ctx),
+    ...scheduleRoutes(ctx),
+    ...workerRoutes(ctx),
+    ...eventRoutes(ctx, streams, options.sse ?? {}),
+    ...healthRoutes(options.backend),
+  ];
+  registerRoutes(app, auth, routes);
+
+  app.get('/metrics', async (request, reply) => {
+    auth.check(request, 'read');
+    const text = await registry.metrics();
+    return reply.type(registry.contentType).send(text);
+  });
+  const document = openApiDocument(routes, auth.enabled);
+  app.get('/openapi.json', async () => document);
+
+  app.addHook('onReady', async () => {
+    await hub.start();
+  });
+  app.addHook('preClose', async () => {
+    streams.endAll();
+  });
+  app.addHook('onClose', async () => {
+    await hub.stop();
+    await ctx.client.close();
+  });
+  return { app, hub, registry, metrics, auth, routes };
+}

@@ -1,0 +1,83 @@
+/**
+ * Bearer-token auth (DESIGN §9): an admin token may do everything, a read-only token may only
+ * read. Tokens are compared in constant time (SHA-256 digests of equal length through
+ * crypto.timingSafeEqual, so neither the content nor the length leaks). With no token
+ * configured every request is allowed — and the server binds to loopback only (bind.ts).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { TasklineError } from '../core/errors.js';
+
+/** What a route needs: `public` (health, OpenAPI), `read` or `admin`. */
+export type Access = 'public' | 'read' | 'admin';
+
+export interface AuthOptions {
+  /** Admin bearer token (TASKLINE_API_TOKEN). Default: none. */
+  apiToken?: string;
+  /** Read-only bearer token (TASKLINE_READ_TOKEN). Default: none. */
+  readToken?: string;
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+function same(a: Buffer, b: Buffer): boolean {
+  return timingSafeEqual(a, b);
+}
+
+export class Auth {
+  private readonly admin: Buffer | null;
+  private readonly read: Buffer | null;
+
+  constructor(options: AuthOptions) {
+    this.admin = options.apiToken ? digest(options.apiToken) : null;
+    this.read = options.readToken ? digest(options.readToken) : null;
+  }
+
+  /** True when at least one token is configured. */
+  get enabled(): boolean {
+    return this.admin !== null || this.read !== null;
+  }
+
+  /** Throws TL_UNAUTHORIZED (no or unknown token) or TL_FORBIDDEN (read token on a write). */
+  check(request: FastifyRequest, access: Access): void {
+    if (access === 'public' || !this.enabled) return;
+    const header = request.headers.authorization;
+    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) throw new TasklineError('TL_UNAUTHORIZED', 'this route needs a bearer token: Authorization: Bearer <token>');
+    const given = digest(match[1]);
+    // Both comparisons always run, so timing does not tell which token matched.
+    const isAdmin = this.admin !== null && same(given, this.admin);
+    const isRead = this.read !== null && same(given, this.read);
+    if (isAdmin) return;
+    if (!isRead) throw new TasklineError('TL_UNAUTHORIZED', 'the bearer token is not valid');
+    if (access === 'admin') throw new TasklineError('TL_FORBIDDEN', 'the read-only token cannot change anything; use the admin token');
+  }
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost', '::ffff:127.0.0.1']);
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\./.test(host);
+}
+
+/**
+ * Where to listen: without a token only loopback is allowed (a host given explicitly that is not
+ * loopback is refused unless `insecure`); returns the host and a note to log.
+ */
+export function bindAddress(options: { host?: string; auth: Auth; insecure: boolean }): { host: string; note: string | null } {
+  if (options.auth.enabled) return { host: options.host ?? '0.0.0.0', note: null };
+  if (options.host === undefined) {
+    return { host: '127.0.0.1', note: 'no API token configured (TASKLINE_API_TOKEN): listening on 127.0.0.1 only' };
+  }
+  if (isLoopback(options.host)) return { host: options.host, note: 'no API token configured: the API is open to local users' };
+  if (options.insecure) {
+    return { host: options.host, note: `--insecure: listening on ${options.host} WITHOUT authentication; anyone who can reach it can change tasks and schedules` };
+  }
+  throw new TasklineError(
+    'TL_INVALID_CONFIG',
+    `refusing to listen on ${options.host} without an API token: set TASKLINE_API_TOKEN (and optionally TASKLINE_READ_TOKEN), bind 127.0.0.1, or pass --insecure`,
+    { details: { setting: '--host', source: 'flag' } },
+  );
+}

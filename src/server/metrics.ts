@@ -1,0 +1,144 @@
+/**
+ * Prometheus metrics (DESIGN §10), with exactly the names existing alert rules expect.
+ *
+ * Worker side (`instrumentWorker`, served on METRICS_PORT by `taskline worker`):
+ *   scheduler_tasks_dispatched_total{task_name}, scheduler_tasks_completed_total{task_name},
+ *   scheduler_tasks_failed_total{task_name} (attempts that failed), scheduler_task_retries_total{task_name},
+ *   scheduler_task_duration_seconds{task_name} (histogram).
+ * Task center side (`instrumentTaskCenter`, served on its HTTP port at /metrics):
+ *   scheduler_queue_depth{queue_name} (queued tasks, read from the store at scrape time),
+ *   scheduler_workers (live workers, at scrape time), scheduler_tasks_dead_total (tasks that went
+ *   dead, from the store's events), scheduler_schedule_fires_total{schedule,outcome} and
+ *   scheduler_schedule_fire_lag_seconds (fires of this instance's scheduler).
+ * Each process uses its own Registry (no global state), so tests can run several in one process.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Backend } from '../backend/contract.js';
+import type { FireEvent, Scheduler } from '../scheduler/scheduler.js';
+import type { Worker } from '../worker/worker.js';
+import type { EventHub } from './events.js';
+
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 1800];
+export const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
+
+export function createRegistry(): Registry {
+  return new Registry();
+}
+
+/** Counts the attempts a worker runs, by task type. */
+export function instrumentWorker(worker: Worker, registry: Registry): void {
+  const labelNames = ['task_name'] as const;
+  const dispatched = new Counter({ name: 'scheduler_tasks_dispatched_total', help: 'Attempts handed to a handler', labelNames, registers: [registry] });
+  const completed = new Counter({ name: 'scheduler_tasks_completed_total', help: 'Attempts that completed', labelNames, registers: [registry] });
+  const failed = new Counter({ name: 'scheduler_tasks_failed_total', help: 'Attempts that failed', labelNames, registers: [registry] });
+  const retries = new Counter({ name: 'scheduler_task_retries_total', help: 'Failed attempts that will be retried', labelNames, registers: [registry] });
+  const duration = new Histogram({
+    name: 'scheduler_task_duration_seconds',
+    help: 'How long attempts ran, seconds',
+    labelNames,
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
+  const started = new Map<string, number>();
+  const took = (id: string): number | null => {
+    const at = started.get(id);
+    started.delete(id);
+    return at === undefined ? null : (performance.now() - at) / 1000;
+  };
+  worker.use(async (ctx, next) => {
+    dispatched.inc({ task_name: ctx.task.type });
+    started.set(ctx.task.id, performance.now());
+    return next();
+  });
+  worker.on('completed', (task) => {
+    completed.inc({ task_name: task.type });
+    const seconds = took(task.id);
+    if (seconds !== null) duration.observe({ task_name: task.type }, seconds);
+  });
+  worker.on('failed', (task, _error, next) => {
+    const seconds = took(task.id);
+    // `queued`: interrupted by a shutdown and put back — not a failure of the task.
+    if (next === 'queued') return;
+    failed.inc({ task_name: task.type });
+    if (next === 'retrying') retries.inc({ task_name: task.type });
+    if (seconds !== null) duration.observe({ task_name: task.type }, seconds);
+  });
+  worker.on('stale', (task) => started.delete(task.id));
+}
+
+export interface TaskCenterMetrics {
+  /** Records a fire of this instance's scheduler. */
+  observeFire(event: FireEvent): void;
+}
+
+/** The task center's gauges (read from the store at scrape time) and counters. */
+export function instrumentTaskCenter(registry: Registry, backend: Backend, hub: EventHub): TaskCenterMetrics {
+  new Gauge({
+    name: 'scheduler_queue_depth',
+    help: 'Queued tasks per queue (read from the store at scrape time)',
+    labelNames: ['queue_name'],
+    registers: [registry],
+    async collect() {
+      try {
+        const queues = await backend.listQueues();
+        this.reset();
+        for (const q of queues) this.set({ queue_name: q.name }, q.counts.queued);
+      } catch {
+        // the store is unreachable: /readyz says so; the scrape keeps the last values
+      }
+    },
+  });
+  new Gauge({
+    name: 'scheduler_workers',
+    help: 'Workers with a live heartbeat',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set((await backend.listWorkers()).length);
+      } catch {
+        // as above
+      }
+    },
+  });
+  const dead = new Counter({ name: 'scheduler_tasks_dead_total', help: 'Tasks that went to the dead letter (seen by this task center)', registers: [registry] });
+  hub.on((event) => {
+    if (event.name === 'task.dead') dead.inc();
+  });
+  const fires = new Counter({ name: 'scheduler_schedule_fires_total', help: 'Schedule fires by outcome', labelNames: ['schedule', 'outcome'], registers: [registry] });
+  const lag = new Histogram({
+    name: 'scheduler_schedule_fire_lag_seconds',
+    help: 'Seconds between a fire’s nominal time and its enqueue',
+    buckets: LAG_BUCKETS,
+    registers: [registry],
+  });
+  return {
+    observeFire(event) {
+      const outcome = event.outcome.startsWith('skipped') ? 'skipped' : event.outcome;
+      fires.inc({ schedule: event.scheduleId, outcome });
+      if (event.outcome === 'enqueued') lag.observe(Math.max(0, event.lagMs) / 1000);
+    },
+  };
+}
+
+/** Feeds a scheduler's fires into the metrics and the event stream. */
+export function followScheduler(scheduler: Scheduler, metrics: TaskCenterMetrics, hub: EventHub): () => void {
+  const onFire = (event: FireEvent) => {
+    metrics.observeFire(event);
+    hub.publish({
+      name: 'schedule.fired',
+      queue: null,
+      type: null,
+      data: {
+        schedule: event.scheduleId,
+        fire_id: event.fireId,
+        nominal_at: new Date(event.nominalAt).toISOString(),
+        outcome: event.outcome,
+        task_id: event.taskId,
+        lag_ms: event.lagMs,
+        at: Date.now(),
+      },
+    });
+  };
+  scheduler.on('fire', onFire);
+  return () => scheduler.off('fire', onFire);
+}

@@ -1,0 +1,67 @@
+/**
+ * One route = one declaration: method, path, access, zod schemas for params, query and body, and
+ * the handler. The same schemas validate each request (before the handler runs) and describe the
+ * route in the OpenAPI document (openapi.ts), so the two cannot drift apart.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z, type ZodTypeAny } from 'zod';
+import { TasklineError } from '../core/errors.js';
+import type { Access, Auth } from './auth.js';
+
+export interface RouteResponse {
+  description: string;
+  schema?: ZodTypeAny;
+  /** Media type when not JSON (SSE, Prometheus text). */
+  mediaType?: string;
+}
+
+export interface RouteSpec<P extends ZodTypeAny = ZodTypeAny, Q extends ZodTypeAny = ZodTypeAny, B extends ZodTypeAny = ZodTypeAny> {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Fastify path, e.g. `/api/v1/tasks/:id`. */
+  url: string;
+  summary: string;
+  tag: string;
+  access: Access;
+  params?: P;
+  query?: Q;
+  body?: B;
+  responses: Record<number, RouteResponse>;
+  handler: (input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B>; request: FastifyRequest; reply: FastifyReply }) => Promise<unknown>;
+}
+
+export type AnyRoute = RouteSpec<ZodTypeAny, ZodTypeAny, ZodTypeAny>;
+
+/** Keeps the generic types of a route declaration (for inference) while storing it untyped. */
+export function defineRoute<P extends ZodTypeAny, Q extends ZodTypeAny, B extends ZodTypeAny>(spec: RouteSpec<P, Q, B>): AnyRoute {
+  return spec as unknown as AnyRoute;
+}
+
+/** Parses a value with a schema; a mismatch is TL_INVALID_REQUEST naming each wrong field. */
+export function parseInput<T extends ZodTypeAny>(schema: T, value: unknown, where: 'body' | 'query' | 'path'): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data as z.infer<T>;
+  const problems = result.error.issues.slice(0, 5).map((issue) => {
+    const path = issue.path.length > 0 ? `${where}.${issue.path.join('.')}` : where;
+    return `${path}: ${issue.message}`;
+  });
+  throw new TasklineError('TL_INVALID_REQUEST', `invalid request ${problems.join('; ')}`, { details: result.error.issues });
+}
+
+export function registerRoutes(app: FastifyInstance, auth: Auth, routes: AnyRoute[]): void {
+  for (const route of routes) {
+    app.route({
+      method: route.method,
+      url: route.url,
+      handler: async (request, reply) => {
+        auth.check(request, route.access);
+        const params = route.params ? parseInput(route.params, request.params, 'path') : {};
+        const query = route.query ? parseInput(route.query, request.query ?? {}, 'query') : {};
+        const body = route.body ? parseInput(route.body, request.body, 'body') : undefined;
+        const result = await route.handler({ params, query, body, request, reply });
+        // A handler that sent the reply itself (SSE, text) returns the reply.
+        if (result === reply) return reply;
+        return result;
+      },
+    });
+  }
+}

@@ -1,0 +1,97 @@
+/** Queues: list, one queue, its tasks by state (paginated), pause/resume, bulk run/delete. */
+import { TasklineError } from '../../core/errors.js';
+import { validateQueueName } from '../../core/options.js';
+import type { ServerContext } from '../context.js';
+import { queueView, taskStatus } from '../present.js';
+import { defineRoute, parseInput, type AnyRoute } from '../route.js';
+import { BulkResult, BulkState, Done, QueueList, QueueParams, QueueStateParams, QueueView, TaskList, TaskListQuery } from '../schemas.js';
+
+const errors = {
+  400: { description: 'invalid queue name, state or cursor' },
+  401: { description: 'no valid token' },
+  403: { description: 'read-only token' },
+  404: { description: 'no such queue' },
+  503: { description: 'store unreachable' },
+};
+
+export function queueRoutes(ctx: ServerContext): AnyRoute[] {
+  const getQueue = async (name: string) => {
+    const queue = await ctx.backend.getQueue(validateQueueName(name));
+    if (!queue) throw new TasklineError('TL_NOT_FOUND', `no queue ${JSON.stringify(name)}`);
+    return queue;
+  };
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/api/v1/queues',
+      summary: 'Queues with counts per state, paused, processed/failed totals and latency',
+      tag: 'queues',
+      access: 'read',
+      responses: { 200: { description: 'the queues', schema: QueueList }, ...errors },
+      handler: async () => ({ queues: (await ctx.backend.listQueues()).map(queueView) }),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/api/v1/queues/:queue',
+      summary: 'One queue',
+      tag: 'queues',
+      access: 'read',
+      params: QueueParams,
+      responses: { 200: { description: 'the queue', schema: QueueView }, ...errors },
+      handler: async ({ params }) => queueView(await getQueue(params.queue)),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/api/v1/queues/:queue/tasks',
+      summary: 'Tasks of the queue in a state, paginated (pass next_cursor back as cursor)',
+      tag: 'queues',
+      access: 'read',
+      params: QueueParams,
+      query: TaskListQuery,
+      responses: { 200: { description: 'a page of tasks', schema: TaskList }, ...errors },
+      handler: async ({ params, query }) => {
+        const page = await ctx.backend.listTasks(validateQueueName(params.queue), query.state, { limit: query.limit ?? 50, cursor: query.cursor });
+        return { tasks: page.tasks.map(taskStatus), next_cursor: page.nextCursor };
+      },
+    }),
+    ...(['pause', 'resume'] as const).map((action) =>
+      defineRoute({
+        method: 'POST',
+        url: `/api/v1/queues/:queue/${action}`,
+        summary: action === 'pause' ? 'Pause: tasks are accepted but none are claimed' : 'Resume a paused queue',
+        tag: 'queues',
+        access: 'admin',
+        params: QueueParams,
+        responses: { 200: { description: 'done', schema: Done }, ...errors },
+        handler: async ({ params }) => {
+          const queue = validateQueueName(params.queue);
+          if (action === 'pause') await ctx.backend.pauseQueue(queue);
+          else await ctx.backend.resumeQueue(queue);
+          return { ok: true };
+        },
+      }),
+    ),
+    ...(['run-all', 'delete-all', 'archive-all'] as const).map((action) =>
+      defineRoute({
+        method: 'POST',
+        url: `/api/v1/queues/:queue/tasks/:state/${action}`,
+        summary: `${action === 'run-all' ? 'Run' : action === 'delete-all' ? 'Delete' : 'Archive'} every task of the queue in the state`,
+        tag: 'queues',
+        access: 'admin',
+        params: QueueStateParams,
+        responses: { 200: { description: 'how many tasks', schema: BulkResult }, ...errors },
+        handler: async ({ params }) => {
+          const queue = validateQueueName(params.queue);
+          const state = parseInput(BulkState, params.state, 'path');
+          const count =
+            action === 'run-all'
+              ? await ctx.backend.runAll(queue, state)
+              : action === 'delete-all'
+                ? await ctx.backend.deleteAll(queue, state)
+                : await ctx.backend.archiveAll(queue, state);
+          return { count };
+        },
+      }),
+    ),
+  ];
+}

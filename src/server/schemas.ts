@@ -1,0 +1,193 @@
+/** The API's zod schemas: request validation and the OpenAPI document come from these. */
+import { z } from 'zod';
+import { TASK_STATES } from '../core/task.js';
+
+const wholeMs = z.number().int().nonnegative();
+/** Epoch ms or an ISO-8601 time. */
+const instant = z.union([wholeMs, z.string().datetime({ offset: true })]);
+const queryInt = (max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().nonnegative().max(max);
+
+export const TaskState = z.enum(TASK_STATES);
+export const BulkState = z.enum(['scheduled', 'queued', 'retrying', 'completed', 'dead', 'cancelled']);
+
+/** Enqueue options (DESIGN §2), as JSON. */
+const enqueueOptions = {
+  queue: z.string().optional(),
+  id: z.string().optional(),
+  maxRetries: z.number().int().nonnegative().max(1000).optional(),
+  timeout: z.number().int().positive().optional(),
+  deadline: instant.optional(),
+  delay: wholeMs.optional(),
+  runAt: instant.optional(),
+  uniqueFor: z.number().int().positive().optional(),
+  uniqueKey: z.string().optional(),
+  retention: wholeMs.optional(),
+  headers: z.record(z.string()).optional(),
+};
+
+export const EnqueueItem = z.object({ type: z.string().min(1), payload: z.unknown().optional(), ...enqueueOptions }).strict();
+export const EnqueueBody = z.union([z.object({ tasks: z.array(EnqueueItem).min(1).max(1000) }).strict(), EnqueueItem]);
+
+/** `POST /api/v1/tasks/{type}`: the options as query parameters. */
+export const EnqueueQuery = z
+  .object({
+    queue: z.string().optional(),
+    id: z.string().optional(),
+    maxRetries: queryInt(1000).optional(),
+    timeout: z.coerce.number().int().positive().optional(),
+    deadline: z.union([queryInt(), z.string().datetime({ offset: true })]).optional(),
+    delay: queryInt().optional(),
+    runAt: z.union([queryInt(), z.string().datetime({ offset: true })]).optional(),
+    uniqueFor: z.coerce.number().int().positive().optional(),
+    uniqueKey: z.string().optional(),
+    retention: queryInt().optional(),
+  })
+  .strict();
+
+export const Enqueued = z.object({ task_id: z.string(), queue: z.string(), status: z.enum(['enqueued', 'scheduled']) });
+export const EnqueuedBatch = z.object({ tasks: z.array(Enqueued) });
+
+export const TaskIdParams = z.object({ id: z.string().min(1).max(200) }).strict();
+export const TaskTypeParams = z.object({ type: z.string().min(1).max(200) }).strict();
+export const WaitQuery = z.object({ wait: z.coerce.number().min(0).max(300).optional() }).strict();
+
+const time = z.string().datetime().nullable();
+export const TaskStatus = z.object({
+  id: z.string(),
+  type: z.string(),
+  queue: z.string(),
+  state: TaskState,
+  payload: z.unknown(),
+  result: z.unknown(),
+  error: z.string().nullable(),
+  attempt: z.number().int(),
+  max_retries: z.number().int(),
+  created_at: z.string().datetime(),
+  enqueued_at: time,
+  started_at: time,
+  finished_at: time,
+  next_run_at: time,
+  worker_id: z.string().nullable(),
+  progress: z.unknown(),
+  attempts: z.array(
+    z.object({ attempt: z.number().int(), started_at: time, finished_at: time, outcome: z.string(), error: z.string().nullable(), worker_id: z.string().nullable() }),
+  ),
+});
+
+export const Done = z.object({ ok: z.literal(true) });
+export const CancelResult = z.object({ id: z.string(), status: z.enum(['cancelled', 'cancel-requested']) });
+
+export const QueueParams = z.object({ queue: z.string().min(1).max(100) }).strict();
+export const QueueStateParams = z.object({ queue: z.string().min(1).max(100), state: z.string() }).strict();
+export const QueueView = z.object({
+  name: z.string(),
+  paused: z.boolean(),
+  counts: z.record(z.number().int()),
+  size: z.number().int(),
+  processed: z.number().int(),
+  failed: z.number().int(),
+  latency_ms: z.number().int(),
+});
+export const QueueList = z.object({ queues: z.array(QueueView) });
+export const TaskListQuery = z
+  .object({ state: TaskState, limit: z.coerce.number().int().min(1).max(1000).optional(), cursor: z.string().max(500).optional() })
+  .strict();
+export const TaskList = z.object({ tasks: z.array(TaskStatus), next_cursor: z.string().nullable() });
+export const BulkResult = z.object({ count: z.number().int() });
+
+export const ScheduleParams = z.object({ id: z.string().min(1).max(200) }).strict();
+const duration = z.union([wholeMs, z.string()]);
+const ScheduleFields = {
+  cron: z.string().min(1).max(500),
+  timezone: z.string().max(100).optional(),
+  task: z
+    .object({
+      type: z.string().min(1),
+      payload: z.unknown().optional(),
+      queue: z.string().optional(),
+      maxRetries: z.number().int().nonnegative().max(1000).optional(),
+      timeout: z.number().int().positive().optional(),
+      retention: wholeMs.optional(),
+      headers: z.record(z.string()).optional(),
+    })
+    .strict(),
+  overlap: z.enum(['skip', 'allow', 'bufferOne', 'cancelPrevious']).optional(),
+  catchUp: z.object({ policy: z.enum(['skip', 'latest', 'all']).optional(), window: duration.optional() }).strict().optional(),
+  jitter: duration.optional(),
+  startAt: instant.nullable().optional(),
+  endAt: instant.nullable().optional(),
+  paused: z.boolean().optional(),
+  pauseNote: z.string().max(1000).nullable().optional(),
+};
+export const ScheduleBody = z.object({ id: z.string().min(1).max(200), ...ScheduleFields }).strict();
+export const ScheduleUpdateBody = z.object({ id: z.string().min(1).max(200).optional(), ...ScheduleFields }).strict();
+export const PauseBody = z.object({ note: z.string().max(1000).nullable().optional(), until: instant.nullable().optional() }).strict().optional();
+export const BackfillBody = z.object({ from: instant, to: instant }).strict();
+export const PreviewBody = z.object({ cron: z.string().min(1).max(500), timezone: z.string().max(100).optional(), count: z.number().int().min(1).max(1000).optional() }).strict();
+export const FiresQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).optional() }).strict();
+
+export const ScheduleView = z.object({
+  id: z.string(),
+  cron: z.string(),
+  timezone: z.string(),
+  task: z.record(z.unknown()),
+  overlap: z.string(),
+  catch_up: z.object({ policy: z.string(), window_ms: z.number() }),
+  jitter_ms: z.number(),
+  start_at: time,
+  end_at: time,
+  paused: z.boolean(),
+  pause_note: z.string().nullable(),
+  paused_until: time,
+  source: z.string(),
+  generation: z.number().int(),
+  created_at: z.string().datetime(),
+  updated_at: z.string().datetime(),
+  next_run_at: time,
+  last_fire_at: time,
+  last_outcome: z.string().nullable(),
+});
+export const ScheduleList = z.object({ schedules: z.array(ScheduleView) });
+export const FireView = z.object({
+  fire_id: z.string(),
+  nominal_at: z.string().datetime(),
+  enqueued_at: time,
+  lag_ms: z.number().nullable(),
+  outcome: z.string(),
+  task_id: z.string().nullable(),
+  task_state: TaskState.nullable(),
+});
+export const FireList = z.object({ fires: z.array(FireView) });
+export const Preview = z.object({ times: z.array(z.object({ utc: z.string(), local: z.string() })) });
+
+export const WorkerList = z.object({
+  workers: z.array(
+    z.object({
+      id: z.string(),
+      host: z.string(),
+      pid: z.number().int(),
+      queues: z.array(z.string()),
+      concurrency: z.number().int(),
+      running: z.array(z.string()),
+      started_at: z.string().datetime(),
+      last_heartbeat_at: time,
+      version: z.string(),
+    }),
+  ),
+});
+
+const Series = z.array(z.object({ at: z.string(), processed: z.number().int(), failed: z.number().int() }));
+export const Stats = z.object({
+  totals: z.object({ processed: z.number().int(), failed: z.number().int(), queued: z.number().int(), running: z.number().int(), dead: z.number().int(), workers: z.number().int() }),
+  rates: z.object({ processed_per_minute: z.number(), failed_per_minute: z.number(), failure_ratio: z.number() }),
+  minutes: Series,
+  days: Series,
+  queues: z.array(z.object({ name: z.string(), processed: z.number().int(), failed: z.number().int(), minutes: Series, days: Series })),
+});
+
+export const EventsQuery = z
+  .object({ queue: z.string().max(100).optional(), type: z.string().max(200).optional(), kinds: z.string().max(200).optional() })
+  .strict();
+
+export const Health = z.object({ status: z.enum(['healthy', 'unhealthy']), error: z.string().optional() });
+export const ErrorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });

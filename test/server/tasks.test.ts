@@ -1,0 +1,103 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { STORES } from '../helpers/stores.js';
+import { JSON_HEADERS, startApi, type TestApi } from './helpers.js';
+
+describe.each(STORES)('tasks API on %s', (_name, open) => {
+  let api: TestApi;
+  beforeEach(async () => {
+    api = await startApi(open);
+  });
+  afterEach(async () => {
+    await api.close();
+  });
+
+  it('enqueues a task: 201 {task_id, queue, status}, and shows its status with ISO times', async () => {
+    const res = await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 'email:deliver', payload: { to: 'ada@example.com' }, queue: 'critical', maxRetries: 5 } });
+    expect(res.statusCode).toBe(201);
+    const body = res.json<{ task_id: string; queue: string; status: string }>();
+    expect(body).toEqual({ task_id: expect.any(String), queue: 'critical', status: 'enqueued' });
+    const got = await api.app.inject({ method: 'GET', url: `/api/v1/tasks/${body.task_id}` });
+    expect(got.statusCode).toBe(200);
+    const task = got.json<Record<string, unknown>>();
+    expect(task).toMatchObject({
+      id: body.task_id, type: 'email:deliver', queue: 'critical', state: 'queued', payload: { to: 'ada@example.com' }, result: null, error: null,
+      attempt: 0, max_retries: 5, started_at: null, finished_at: null, next_run_at: null,
+    });
+    expect(new Date(task.created_at as string).toISOString()).toBe(task.created_at);
+    for (const key of ['id', 'type', 'queue', 'state', 'payload', 'result', 'error', 'attempt', 'max_retries', 'created_at', 'started_at', 'finished_at', 'next_run_at']) {
+      expect(task).toHaveProperty(key);
+    }
+  });
+
+  it('a delayed task is scheduled; runAt may be ISO', async () => {
+    const delayed = await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 't', delay: 60_000 } });
+    expect(delayed.json()).toMatchObject({ status: 'scheduled', queue: 'default' });
+    const at = await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 't', runAt: new Date(Date.now() + 3_600_000).toISOString() } });
+    expect(at.json()).toMatchObject({ status: 'scheduled' });
+    const task = (await api.app.inject({ method: 'GET', url: `/api/v1/tasks/${at.json<{ task_id: string }>().task_id}` })).json<{ next_run_at: string }>();
+    expect(Date.parse(task.next_run_at)).toBeGreaterThan(Date.now());
+  });
+
+  it('enqueues a batch', async () => {
+    const res = await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { tasks: [{ type: 'a' }, { type: 'b', queue: 'low', delay: 1000 }] } });
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toEqual({ tasks: [{ task_id: expect.any(String), queue: 'default', status: 'enqueued' }, { task_id: expect.any(String), queue: 'low', status: 'scheduled' }] });
+  });
+
+  it('a batch with a conflicting id answers 409 with each outcome', async () => {
+    await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 'a', id: 'fixed-1' } });
+    const res = await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { tasks: [{ type: 'a', id: 'fixed-1' }, { type: 'a', id: 'fixed-2' }] } });
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toMatchObject({ error: { code: 'TL_TASK_CONFLICT' }, tasks: [{ task_id: 'fixed-1', status: 'conflict' }, { task_id: 'fixed-2', status: 'enqueued' }] });
+  });
+
+  it('POST /api/v1/tasks/{type}: the body is the payload, options in the query', async () => {
+    const res = await api.app.inject({ method: 'POST', url: '/api/v1/tasks/report:generate?queue=critical&maxRetries=2&id=rep-1', payload: { title: 'Q3 ✓' } });
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toEqual({ task_id: 'rep-1', queue: 'critical', status: 'enqueued' });
+    const task = (await api.app.inject({ method: 'GET', url: '/api/v1/tasks/rep-1' })).json();
+    expect(task).toMatchObject({ type: 'report:generate', payload: { title: 'Q3 ✓' }, max_retries: 2 });
+    const again = await api.app.inject({ method: 'POST', url: '/api/v1/tasks/report:generate?id=rep-1', payload: {} });
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toMatchObject({ error: { code: 'TL_TASK_CONFLICT' } });
+  });
+
+  it('cancel, run, archive and delete', async () => {
+    const id = (await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 't' } })).json<{ task_id: string }>().task_id;
+    expect((await api.app.inject({ method: 'POST', url: `/api/v1/tasks/${id}/cancel` })).json()).toEqual({ id, status: 'cancelled' });
+    const runAgain = await api.app.inject({ method: 'POST', url: `/api/v1/tasks/${id}/run` });
+    expect(runAgain.statusCode).toBe(200);
+    expect((await api.app.inject({ method: 'GET', url: `/api/v1/tasks/${id}` })).json()).toMatchObject({ state: 'queued' });
+    expect((await api.app.inject({ method: 'POST', url: `/api/v1/tasks/${id}/archive` })).statusCode).toBe(200);
+    expect((await api.app.inject({ method: 'GET', url: `/api/v1/tasks/${id}` })).json()).toMatchObject({ state: 'dead' });
+    const archiveAgain = await api.app.inject({ method: 'POST', url: `/api/v1/tasks/${id}/archive` });
+    expect(archiveAgain.statusCode).toBe(409);
+    expect(archiveAgain.json()).toMatchObject({ error: { code: 'TL_INVALID_STATE' } });
+    expect((await api.app.inject({ method: 'DELETE', url: `/api/v1/tasks/${id}` })).statusCode).toBe(200);
+    const gone = await api.app.inject({ method: 'GET', url: `/api/v1/tasks/${id}` });
+    expect(gone.statusCode).toBe(404);
+    expect(gone.json()).toEqual({ error: { code: 'TL_TASK_NOT_FOUND', message: expect.any(String) } });
+  });
+
+  it('?wait= returns as soon as the task finishes (driven by the notification)', async () => {
+    const id = (await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 't' } })).json<{ task_id: string }>().task_id;
+    const started = Date.now();
+    const waiting = api.app.inject({ method: 'GET', url: `/api/v1/tasks/${id}?wait=20` });
+    await new Promise((r) => setTimeout(r, 100));
+    const other = await api.store.reopen();
+    const [claim] = await other.claim('w', [{ queue: 'default', count: 1 }], 30_000);
+    const task = claim.tasks[0];
+    await other.ack([{ kind: 'complete', id, queue: 'default', token: task.token, result: JSON.stringify({ ok: 1 }), attempt: { attempt: 1, startedAt: task.startedAt, finishedAt: task.startedAt + 1, outcome: 'completed', error: null, stack: null, workerId: 'w' } }]);
+    const res = await waiting;
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(res.json()).toMatchObject({ id, state: 'completed', result: { ok: 1 }, attempt: 1 });
+  });
+
+  it('?wait= on an unfinished task answers its current state after the wait', async () => {
+    const id = (await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 't' } })).json<{ task_id: string }>().task_id;
+    const started = Date.now();
+    const res = await api.app.inject({ method: 'GET', url: `/api/v1/tasks/${id}?wait=0.3` });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(res.json()).toMatchObject({ state: 'queued' });
+  });
+});
