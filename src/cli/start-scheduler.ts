@@ -5,7 +5,7 @@
  */
 import { basename } from 'node:path';
 import type { Backend, SchedulingBackend } from '../backend/contract.js';
-import { isTasklineError, TasklineError } from '../core/errors.js';
+import { TasklineError } from '../core/errors.js';
 import { parseCron } from '../scheduler/cron.js';
 import { planFires } from '../scheduler/plan.js';
 import { validateSchedule, type Schedule, type ScheduleInput } from '../scheduler/schedule.js';
@@ -15,7 +15,7 @@ import type { CliContext } from './context.js';
 import { formatDuration, formatTime } from './output.js';
 
 /** True when the store implements the schedule operations. */
-export function supportsSchedules(backend: Backend): backend is SchedulingBackend {
+export function supportsSchedules(backend: Backend): boolean {
   const store = backend as Partial<SchedulingBackend>;
   return typeof store.listSchedules === 'function' && typeof store.fire === 'function' && typeof store.acquireLeadership === 'function';
 }
@@ -90,7 +90,7 @@ function configSchedules(config: SchedulerConfig, defaults: ScheduleInput[]): Sc
     try {
       validateSchedule(input, 'config');
     } catch (error) {
-      const message = isTasklineError(error) ? `${error.message} (${error.code})` : String(error);
+      const message = error instanceof Error ? error.message : String(error);
       throw new TasklineError('TL_INVALID_CONFIG', `${name}: ${message}`, { cause: error, details: { setting: 'schedules', source: 'file' } });
     }
     if (fromFile.has(input.id)) {

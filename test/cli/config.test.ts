@@ -28,7 +28,7 @@ describe('loadSettings', () => {
   it('defaults: the embedded store and the §12 defaults', async () => {
     expect(await loadSettings({ env: {}, cwd })).toEqual({
       backend: 'sqlite:./taskline.db', backendFrom: 'default', prefix: undefined, maxRetries: 3, defaultQueue: 'default', lockTtlMs: 30_000,
-      metricsPort: 9090, port: 8080, apiToken: undefined, readToken: undefined, configFile: null,
+      metricsPort: 9090, port: 8080, apiToken: undefined, readToken: undefined, configFile: null, schedules: [],
     });
   });
 

@@ -33,7 +33,12 @@ describe.each(BACKEND_KINDS)('taskline dev on %s', (kind) => {
     await dev.waitFor(/^ready/m);
     expect(dev.stdout).toMatch(/^ {2}store {7}(sqlite:\.\/taskline\.db \(embedded, .*taskline\.db\)|redis:\/\/127\.0\.0\.1:6379)$/m);
     expect(dev.stdout).toMatch(/^ {2}handlers {4}send_report, clean_expired_sessions, sync_external_data, email:deliver, report:generate, image:resize$/m);
-    expect(dev.stdout).toMatch(/^ {2}not yet {5}scheduler .*HTTP API .*dashboard: not part of this build$/m);
+    expect(dev.stdout).toMatch(/^ {2}scheduler {3}running \(scheduler-\S+, leader lease 30s\): 3 schedules$/m);
+    expect(dev.stdout).toMatch(/^ {4}ID +CRON +TIME ZONE +TASK +NEXT FIRE$/m);
+    expect(dev.stdout).toMatch(/^ {4}weekly-report +0 0 9 \* \* 1 +UTC +send_report → default +\S+ 09:00:00 \+00:00 \(\S+ 09:00:00Z\)$/m);
+    expect(dev.stdout).toMatch(/^ {4}session-cleanup +0 0 \*\/6 \* \* \* +UTC +clean_expired_sessions → default +\S+ (00|06|12|18):00:00 \+00:00/m);
+    expect(dev.stdout).toMatch(/^ {4}external-sync +0 \*\/5 \* \* \* \* +UTC +sync_external_data → sync_workers +\S+ \d\d:\d[05]:00 \+00:00/m);
+    expect(dev.stdout).toMatch(/^ {2}not yet {5}HTTP API .*dashboard: not part of this build$/m);
     if (kind === 'sqlite') expect(existsSync(join(cwd, 'taskline.db'))).toBe(true);
 
     const report = await runCli([...storeArgs, '--json', 'enqueue', 'report:generate', '{"title":"E2E"}', '--queue', 'critical', '--wait', '--wait-timeout', '15s'], { cwd });
@@ -55,7 +60,7 @@ describe.each(BACKEND_KINDS)('taskline dev on %s', (kind) => {
   it('--json prints NDJSON events', async () => {
     dev = new CliProcess([...storeArgs, '--json', 'dev'], { cwd });
     const [line] = await dev.waitFor(/^\{.*"event":"started".*\}$/m);
-    expect(JSON.parse(line)).toMatchObject({ event: 'started', notRunning: ['scheduler', 'http-api', 'dashboard'], worker: { queues: 'critical=6,default=3,sync_workers=2,low=1' } });
+    expect(JSON.parse(line)).toMatchObject({ event: 'started', notRunning: ['http-api', 'dashboard'], scheduler: { running: true, reconciled: { upserted: ['weekly-report', 'session-cleanup', 'external-sync'], removed: [] } }, worker: { queues: 'critical=6,default=3,sync_workers=2,low=1' } });
     const resized = await runCli([...storeArgs, 'enqueue', 'image:resize', '{"width":8,"height":8}', '--wait'], { cwd });
     expect(resized.code, resized.stderr).toBe(0);
     const [completed] = await dev.waitFor(/^\{"event":"completed".*\}$/m);

@@ -74,6 +74,8 @@ export function registerScheduleCommands(program: Command): void {
     .option('--until <time>', 'resume by itself then: ISO-8601 with a zone (2026-01-05T09:00:00Z), epoch ms, or a duration from now (2h, 3d)')
     .action(async (id: string, options: { note?: string; until?: string }, command: Command) =>
       withContext(command, async (ctx) => {
+        // Checked before the store is opened: a bad value is a usage error whatever the store.
+        if (options.until !== undefined) pointInTime('--until', options.until, { relativeTo: 0 });
         const store = requireSchedules(await ctx.backend());
         const until = options.until === undefined ? null : pointInTime('--until', options.until, { relativeTo: await store.now() });
         const paused = await new ScheduleService(store).pause(id, { note: options.note ?? null, until });
@@ -166,7 +168,7 @@ function pausedText(schedule: Schedule): string {
 /** The schedule table of `taskline dev` and `server`: id, cron, zone, task, next fire. */
 export function scheduleLines(schedules: { schedule: Schedule; nextRunAt: number | null }[]): string[] {
   const rows = schedules.map(({ schedule: s, nextRunAt }) => [
-    s.id, s.cron, s.timezone, `${s.task.type} → ${s.task.queue}`, s.paused ? 'paused' : `next ${localTime(nextRunAt, s.timezone)} (${formatTime(nextRunAt)})`,
+    s.id, s.cron, s.timezone, `${s.task.type} → ${s.task.queue}`, s.paused ? 'paused' : nextRunAt === null ? '-' : `${localTime(nextRunAt, s.timezone)} (${formatTime(nextRunAt)})`,
   ]);
   if (rows.length === 0) return [];
   return formatTable(['ID', 'CRON', 'TIME ZONE', 'TASK', 'NEXT FIRE'], rows).trimEnd().split('\n');
