@@ -137,10 +137,10 @@ describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
 describe('defineTask types', () => {
   it('producers pass zod input types (defaulted fields optional); handlers get the parsed output', async () => {
     const { z } = await import('zod');
-    const { defineTask, Worker } = await import('../../src/index.js');
+    const { defineTask } = await import('../../src/index.js');
     const report = defineTask('report', { schema: z.object({ week: z.number(), format: z.enum(['csv', 'pdf']).default('csv') }) });
     // Compiled, never run: the type check of the tests fails if these signatures regress.
-    const typeCheck = (client: Client, worker: InstanceType<typeof Worker>) => {
+    const typeCheck = (client: Client, worker: import('../../src/index.js').Worker) => {
       void client.enqueue(report, { week: 1 });
       worker.handle(report, async (payload) => payload.format.toUpperCase());
     };

@@ -3,29 +3,28 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Locks, type SchedulingBackend } from '../../src/index.js';
-import { RedisBackend } from '../../src/backend/redis/redis-backend.js';
-import { REDIS_URL, deletePrefix, tempDir, uniquePrefix } from '../helpers/stores.js';
+import { Locks, type Backend } from '../../src/index.js';
+import { tempDir } from '../helpers/stores.js';
 import { ChildWorker } from '../helpers/processes.js';
+import { SHARED_STORE_KINDS, sharedStore, type SharedStore } from '../helpers/process-stores.js';
 
 const LOCKER = fileURLToPath(new URL('../fixtures/lock-process.mjs', import.meta.url));
 
-describe('locks on redis', () => {
-  let prefix: string;
-  let backend: SchedulingBackend;
+describe.each(SHARED_STORE_KINDS)('locks on %s', (kind) => {
+  let store: SharedStore;
+  let backend: Backend;
   let dir: ReturnType<typeof tempDir>;
   const children: ChildWorker[] = [];
 
   beforeEach(async () => {
-    prefix = uniquePrefix('lock');
-    backend = await RedisBackend.connect(REDIS_URL, { prefix });
+    store = await sharedStore(kind);
+    backend = store.backend;
     dir = tempDir('taskline-lock');
   });
 
   afterEach(async () => {
     await Promise.all(children.splice(0).map((c) => c.destroy()));
-    await backend.close();
-    await deletePrefix(REDIS_URL, prefix);
+    await store.cleanup();
     dir.remove();
   });
 
@@ -78,7 +77,7 @@ describe('locks on redis', () => {
   it('four processes contending: never two holders at once, fencing tokens strictly increasing', async () => {
     const log = join(dir.path, 'lock.log');
     for (let i = 0; i < 4; i++) {
-      children.push(ChildWorker.start(LOCKER, { BACKEND_URL: REDIS_URL, PREFIX: prefix, KEY: 'shared', LOG: log, ROUNDS: '10', HOLD_MS: '15' }));
+      children.push(ChildWorker.start(LOCKER, { ...store.env, KEY: 'shared', LOG: log, ROUNDS: '10', HOLD_MS: '15' }));
     }
     for (const child of children) await child.waitForLine((l) => l === 'done', 60_000);
     const lines = readFileSync(log, 'utf8').trim().split('\n');

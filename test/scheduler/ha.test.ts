@@ -5,33 +5,31 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { ScheduleService, type SchedulingBackend } from '../../src/index.js';
-import { RedisBackend } from '../../src/backend/redis/redis-backend.js';
-import { REDIS_URL, deletePrefix, uniquePrefix } from '../helpers/stores.js';
+import { ScheduleService, type Backend } from '../../src/index.js';
 import { ChildWorker } from '../helpers/processes.js';
+import { SHARED_STORE_KINDS, sharedStore, type SharedStore } from '../helpers/process-stores.js';
 
 const SCHEDULER = fileURLToPath(new URL('../fixtures/scheduler-process.mjs', import.meta.url));
 const SCHEDULES = 20;
 const RUN_MS = 30_000;
 
-describe('scheduler high availability on redis', () => {
-  let prefix: string;
-  let backend: SchedulingBackend;
+describe.each(SHARED_STORE_KINDS)('scheduler high availability on %s', (kind) => {
+  let store: SharedStore;
+  let backend: Backend;
   const children: ChildWorker[] = [];
 
   beforeEach(async () => {
-    prefix = uniquePrefix('ha');
-    backend = await RedisBackend.connect(REDIS_URL, { prefix });
+    store = await sharedStore(kind);
+    backend = store.backend;
   });
 
   afterEach(async () => {
     await Promise.all(children.splice(0).map((c) => c.destroy()));
-    await backend.close();
-    await deletePrefix(REDIS_URL, prefix);
+    await store.cleanup();
   });
 
   function spawnScheduler(): ChildWorker {
-    const child = ChildWorker.start(SCHEDULER, { BACKEND_URL: REDIS_URL, PREFIX: prefix, LEASE_MS: '1500' });
+    const child = ChildWorker.start(SCHEDULER, { ...store.env, LEASE_MS: '1500' });
     children.push(child);
     return child;
   }

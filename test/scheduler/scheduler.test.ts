@@ -1,22 +1,20 @@
 /** The scheduler in one process on a real store: fires, catch-up, overlap, operations, clock skew. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Client, Scheduler, ScheduleService, Worker, type SchedulingBackend } from '../../src/index.js';
+import { Client, Scheduler, ScheduleService, Worker, type Backend } from '../../src/index.js';
 import type { FireEvent } from '../../src/scheduler/scheduler.js';
-import { redisStore, type TestStore } from '../helpers/stores.js';
+import { STORES, type TestStore } from '../helpers/stores.js';
 import { eventually } from '../helpers/processes.js';
 
-const SCHEDULING_STORES: [string, () => Promise<TestStore>][] = [['redis', () => redisStore()]];
-
-describe.each(SCHEDULING_STORES)('scheduler on %s', (_name, openStore) => {
+describe.each(STORES)('scheduler on %s', (_name, openStore) => {
   let store: TestStore;
-  let backend: SchedulingBackend;
+  let backend: Backend;
   let service: ScheduleService;
   let client: Client;
   const running: { stop(): Promise<void> }[] = [];
 
   beforeEach(async () => {
     store = await openStore();
-    backend = store.backend as SchedulingBackend;
+    backend = store.backend;
     service = new ScheduleService(backend);
     client = new Client(backend);
   });
@@ -88,7 +86,7 @@ describe.each(SCHEDULING_STORES)('scheduler on %s', (_name, openStore) => {
   it.each(['skip', 'latest', 'all'] as const)('catch-up %s after downtime: missed fires are enqueued or recorded as missed, per the policy', async (policy) => {
     await service.create({ id: 'c', cron: '* * * * * *', task: { type: 't' }, overlap: 'allow', catchUp: { policy, window: 5_500 } });
     // Downtime: the store's clock is 8 s ahead when the scheduler (re)starts.
-    const later = (await store.reopen({ clockOffsetMs: 8_000 })) as SchedulingBackend;
+    const later = (await store.reopen({ clockOffsetMs: 8_000 }));
     const events: FireEvent[] = [];
     const scheduler = new Scheduler(later, { leaseMs: 5000, maxSleepMs: 200 });
     scheduler.on('fire', (e) => events.push(e));
