@@ -168,7 +168,11 @@ export interface TaskPage {
 /** States an operator may act on in bulk. */
 export type BulkState = Exclude<TaskState, 'running'>;
 
-export interface Backend {
+/**
+ * Everything a store provides: the task operations below, schedules (ScheduleStore) and locks
+ * (LockStore), so that core code can run the scheduler and take locks on any backend.
+ */
+export interface Backend extends ScheduleStore, LockStore {
   readonly kind: 'redis' | 'sqlite';
   /** The store's clock, epoch ms. */
   now(): Promise<number>;
@@ -318,5 +322,5 @@ export interface LockStore {
   releaseLock(key: string, owner: string, token: number): Promise<boolean>;
 }
 
-/** A backend with the scheduler's and the locks' operations. */
-export type SchedulingBackend = Backend & ScheduleStore & LockStore;
+/** Every backend has the scheduler's and the locks' operations; kept as a name for code that says so. */
+export type SchedulingBackend = Backend;

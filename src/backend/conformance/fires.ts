@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ackOk, claimTask, completeAck, enqueueOne, HOUR, listAll, useStore, type OpenStore,
 } from './harness.js';
-import { batch, enqueueFire, fireIdOf, fireOne, missedFire, scheduling, skippedFire } from './scheduling-harness.js';
+import { batch, enqueueFire, fireIdOf, fireOne, missedFire, skippedFire } from './scheduling-harness.js';
 
 const MINUTE = 60_000;
 
@@ -36,7 +36,7 @@ export function fireConformance(openStore: OpenStore): void {
       const later = await store.later(HOUR);
       expect((await fireOne(later, batch('s', [fire])))[0].outcome).toBe('exists');
       expect(await listAll(backend, 'default', 'queued')).toEqual([fire.fireId]);
-      expect(await scheduling(backend).listFires('s', 'default', 10)).toHaveLength(1);
+      expect(await backend.listFires('s', 'default', 10)).toHaveLength(1);
     });
 
     it('two backends firing the same fire at once enqueue one task', async () => {
@@ -54,7 +54,7 @@ export function fireConformance(openStore: OpenStore): void {
       await enqueueOne(backend, 'manual', {}, { id: fire.fireId });
       expect(await fireOne(backend, batch('s', [fire]))).toEqual([{ fireId: fire.fireId, outcome: 'exists', taskId: null }]);
       expect((await backend.getTask(fire.fireId))!.type).toBe('manual');
-      expect(await scheduling(backend).listFires('s', 'default', 10)).toEqual([]);
+      expect(await backend.listFires('s', 'default', 10)).toEqual([]);
     });
 
     it('records missed and skipped fires without tasks', async () => {
@@ -87,7 +87,7 @@ export function fireConformance(openStore: OpenStore): void {
       const { backend } = store;
       const a = enqueueFire('a', MINUTE, { queue: 'reports' });
       const b = missedFire('b', MINUTE);
-      const results = await scheduling(backend).fire([
+      const results = await backend.fire([
         batch('a', [a], { queue: 'reports' }),
         batch('b', [b], { queue: 'other' }),
       ]);
@@ -96,7 +96,7 @@ export function fireConformance(openStore: OpenStore): void {
         [{ fireId: b.fireId, outcome: 'missed', taskId: null }],
       ]);
       expect(await listAll(backend, 'reports', 'queued')).toEqual([a.fireId]);
-      expect(await scheduling(backend).fire([])).toEqual([]);
+      expect(await backend.fire([])).toEqual([]);
     });
   });
 
@@ -180,7 +180,7 @@ export function fireConformance(openStore: OpenStore): void {
         { fireId: fires[1].fireId, outcome: 'skipped:overlap', taskId: null },
         { fireId: fires[2].fireId, outcome: 'skipped:overlap', taskId: null },
       ]);
-      const history = await scheduling(backend).listFires('s', 'default', 10);
+      const history = await backend.listFires('s', 'default', 10);
       expect(history.map((f) => [f.fireId, f.outcome])).toEqual([
         [fires[2].fireId, 'skipped:overlap'],
         [fires[1].fireId, 'skipped:overlap'],
@@ -217,7 +217,7 @@ export function fireConformance(openStore: OpenStore): void {
       const before = await backend.now();
       await fireOne(backend, batch('s', [enqueueFire('s', nominal)]));
       const after = await backend.now();
-      const fires = await scheduling(backend).listFires('s', 'default', 10);
+      const fires = await backend.listFires('s', 'default', 10);
       expect(fires.map((f) => f.nominalAt)).toEqual([nominal, nominal - MINUTE, nominal - 2 * MINUTE]);
       const [enqueued, skipped, missed] = fires;
       expect(enqueued).toMatchObject({ fireId: fireIdOf('s', nominal), outcome: 'enqueued', taskId: fireIdOf('s', nominal), taskState: 'queued' });
@@ -229,11 +229,11 @@ export function fireConformance(openStore: OpenStore): void {
       expect(missed).toEqual({ fireId: fireIdOf('s', nominal - 2 * MINUTE), nominalAt: nominal - 2 * MINUTE, enqueuedAt: null, lagMs: null, outcome: 'missed', taskId: null, taskState: null });
 
       const claimed = await claimTask(backend, fireIdOf('s', nominal));
-      expect((await scheduling(backend).listFires('s', 'default', 1))[0].taskState).toBe('running');
+      expect((await backend.listFires('s', 'default', 1))[0].taskState).toBe('running');
       await ackOk(backend, completeAck(claimed));
-      expect((await scheduling(backend).listFires('s', 'default', 1))[0]).toMatchObject({ outcome: 'enqueued', taskState: 'completed' });
+      expect((await backend.listFires('s', 'default', 1))[0]).toMatchObject({ outcome: 'enqueued', taskState: 'completed' });
       await backend.deleteTask(claimed.id);
-      expect((await scheduling(backend).listFires('s', 'default', 1))[0]).toMatchObject({ outcome: 'enqueued', taskId: claimed.id, taskState: null });
+      expect((await backend.listFires('s', 'default', 1))[0]).toMatchObject({ outcome: 'enqueued', taskId: claimed.id, taskState: null });
     });
 
     it('listFires is per schedule and per queue, and honours the limit', async () => {
@@ -241,12 +241,11 @@ export function fireConformance(openStore: OpenStore): void {
       await fireOne(backend, batch('a', [1, 2, 3, 4].map((n) => missedFire('a', n * MINUTE))));
       await fireOne(backend, batch('b', [missedFire('b', MINUTE)]));
       await fireOne(backend, batch('a', [missedFire('a', 9 * MINUTE)], { queue: 'elsewhere' }));
-      const sb = scheduling(backend);
-      expect((await sb.listFires('a', 'default', 2)).map((f) => f.nominalAt)).toEqual([4 * MINUTE, 3 * MINUTE]);
-      expect(await sb.listFires('a', 'default', 10)).toHaveLength(4);
-      expect((await sb.listFires('b', 'default', 10)).map((f) => f.fireId)).toEqual([fireIdOf('b', MINUTE)]);
-      expect((await sb.listFires('a', 'elsewhere', 10)).map((f) => f.nominalAt)).toEqual([9 * MINUTE]);
-      expect(await sb.listFires('nobody', 'default', 10)).toEqual([]);
+      expect((await backend.listFires('a', 'default', 2)).map((f) => f.nominalAt)).toEqual([4 * MINUTE, 3 * MINUTE]);
+      expect(await backend.listFires('a', 'default', 10)).toHaveLength(4);
+      expect((await backend.listFires('b', 'default', 10)).map((f) => f.fireId)).toEqual([fireIdOf('b', MINUTE)]);
+      expect((await backend.listFires('a', 'elsewhere', 10)).map((f) => f.nominalAt)).toEqual([9 * MINUTE]);
+      expect(await backend.listFires('nobody', 'default', 10)).toEqual([]);
     });
 
     it('keeps keepHistory records per schedule; pruned fires stay no-ops (the floor)', async () => {
@@ -254,17 +253,16 @@ export function fireConformance(openStore: OpenStore): void {
       const fires = [1, 2, 3, 4, 5].map((n) => missedFire('s', n * MINUTE));
       await fireOne(backend, batch('s', fires, { keepHistory: 3 }));
       await fireOne(backend, batch('other', [missedFire('other', MINUTE)], { keepHistory: 3 }));
-      const sb = scheduling(backend);
-      expect((await sb.listFires('s', 'default', 10)).map((f) => f.nominalAt)).toEqual([5, 4, 3].map((n) => n * MINUTE));
+      expect((await backend.listFires('s', 'default', 10)).map((f) => f.nominalAt)).toEqual([5, 4, 3].map((n) => n * MINUTE));
       // The pruned fires have no record any more, yet firing them again does nothing.
       const again = await fireOne(await store.reopen(), batch('s', [enqueueFire('s', MINUTE), enqueueFire('s', 2 * MINUTE)], { keepHistory: 3 }));
       expect(again.map((r) => r.outcome)).toEqual(['exists', 'exists']);
       expect(await listAll(backend, 'default', 'queued')).toEqual([]);
       // Other schedules are not affected by this one's floor; fires after it still enqueue.
-      expect((await sb.listFires('other', 'default', 10))).toHaveLength(1);
+      expect(await backend.listFires('other', 'default', 10)).toHaveLength(1);
       const next = await fireOne(backend, batch('s', [enqueueFire('s', 6 * MINUTE)], { keepHistory: 3 }));
       expect(next[0].outcome).toBe('enqueued');
-      expect((await sb.listFires('s', 'default', 10)).map((f) => f.nominalAt)).toEqual([6, 5, 4].map((n) => n * MINUTE));
+      expect((await backend.listFires('s', 'default', 10)).map((f) => f.nominalAt)).toEqual([6, 5, 4].map((n) => n * MINUTE));
       expect((await fireOne(backend, batch('s', [enqueueFire('s', 3 * MINUTE)], { keepHistory: 3 })))[0].outcome).toBe('exists');
     });
   });

@@ -4,7 +4,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { expectCode, useStore, type OpenStore } from './harness.js';
-import { scheduling } from './scheduling-harness.js';
 
 const TTL = 5_000;
 
@@ -13,7 +12,7 @@ export function lockConformance(openStore: OpenStore): void {
     const store = useStore(openStore);
 
     it('acquire returns strictly increasing fencing tokens per key', async () => {
-      const backend = scheduling(store.backend);
+      const { backend } = store;
       const tokens: number[] = [];
       for (let i = 0; i < 4; i++) {
         const token = await backend.acquireLock('report', `owner-${i}`, TTL);
@@ -30,24 +29,24 @@ export function lockConformance(openStore: OpenStore): void {
     });
 
     it('a held lock refuses every other acquirer, on any backend on the store', async () => {
-      const backend = scheduling(store.backend);
+      const { backend } = store;
       const token = await backend.acquireLock('k', 'a', TTL);
       expect(token).not.toBeNull();
       expect(await backend.acquireLock('k', 'b', TTL)).toBeNull();
-      expect(await scheduling(await store.reopen()).acquireLock('k', 'b', TTL)).toBeNull();
-      expect(await scheduling(await store.later(TTL - 1000)).acquireLock('k', 'b', TTL)).toBeNull();
+      expect(await (await store.reopen()).acquireLock('k', 'b', TTL)).toBeNull();
+      expect(await (await store.later(TTL - 1000)).acquireLock('k', 'b', TTL)).toBeNull();
     });
 
     it('only one of many concurrent acquirers gets the lock', async () => {
-      const backends = [scheduling(store.backend), scheduling(await store.reopen()), scheduling(await store.reopen())];
+      const backends = [store.backend, await store.reopen(), await store.reopen()];
       const tokens = await Promise.all(backends.flatMap((b, i) => [0, 1, 2].map((j) => b.acquireLock('contended', `owner-${i}-${j}`, TTL))));
       expect(tokens.filter((t) => t !== null)).toHaveLength(1);
     });
 
     it('an expired lock lets another owner in with a greater token; the old holder can no longer extend or release it', async () => {
-      const backend = scheduling(store.backend);
+      const { backend } = store;
       const first = (await backend.acquireLock('k', 'a', TTL))!;
-      const later = scheduling(await store.later(TTL + 1000));
+      const later = (await store.later(TTL + 1000));
       const second = await later.acquireLock('k', 'b', TTL);
       expect(second).toBeGreaterThan(first);
       expect(await later.extendLock('k', 'a', first, TTL)).toBe(false);
@@ -57,22 +56,22 @@ export function lockConformance(openStore: OpenStore): void {
     });
 
     it('an expired lock cannot be extended, even by its owner', async () => {
-      const backend = scheduling(store.backend);
+      const { backend } = store;
       const token = (await backend.acquireLock('k', 'a', TTL))!;
-      expect(await scheduling(await store.later(TTL + 1000)).extendLock('k', 'a', token, TTL)).toBe(false);
+      expect(await (await store.later(TTL + 1000)).extendLock('k', 'a', token, TTL)).toBe(false);
     });
 
     it('extend by the holder keeps the lock past its first expiry', async () => {
-      const backend = scheduling(store.backend);
+      const { backend } = store;
       const token = (await backend.acquireLock('k', 'a', TTL))!;
       expect(await backend.extendLock('k', 'a', token, 60_000)).toBe(true);
-      const later = scheduling(await store.later(TTL + 1000));
+      const later = (await store.later(TTL + 1000));
       expect(await later.acquireLock('k', 'b', TTL)).toBeNull();
-      expect(await scheduling(await store.later(61_000)).acquireLock('k', 'b', TTL)).toBeGreaterThan(token);
+      expect(await (await store.later(61_000)).acquireLock('k', 'b', TTL)).toBeGreaterThan(token);
     });
 
     it('extend and release by a non-owner or with a stale token do nothing', async () => {
-      const backend = scheduling(store.backend);
+      const { backend } = store;
       const old = (await backend.acquireLock('k', 'a', TTL))!;
       expect(await backend.releaseLock('k', 'a', old)).toBe(true);
       const token = (await backend.acquireLock('k', 'a', TTL))!;
@@ -82,11 +81,11 @@ export function lockConformance(openStore: OpenStore): void {
       expect(await backend.releaseLock('k', 'a', old)).toBe(false);
       expect(await backend.acquireLock('k', 'b', TTL)).toBeNull();
       // Nothing was extended: the lock expires as first granted.
-      expect(await scheduling(await store.later(TTL + 1000)).acquireLock('k', 'b', TTL)).toBeGreaterThan(token);
+      expect(await (await store.later(TTL + 1000)).acquireLock('k', 'b', TTL)).toBeGreaterThan(token);
     });
 
     it('release frees the lock at once; releasing twice returns false', async () => {
-      const backend = scheduling(store.backend);
+      const { backend } = store;
       const token = (await backend.acquireLock('k', 'a', TTL))!;
       expect(await backend.releaseLock('k', 'a', token)).toBe(true);
       expect(await backend.releaseLock('k', 'a', token)).toBe(false);
@@ -95,13 +94,13 @@ export function lockConformance(openStore: OpenStore): void {
     });
 
     it('extend and release of a lock never taken return false', async () => {
-      const backend = scheduling(store.backend);
+      const { backend } = store;
       expect(await backend.extendLock('free', 'a', 1, TTL)).toBe(false);
       expect(await backend.releaseLock('free', 'a', 1)).toBe(false);
     });
 
     it('rejects an invalid key with TL_INVALID_ARGUMENT', async () => {
-      const backend = scheduling(store.backend);
+      const { backend } = store;
       for (const key of ['', 'with space', 'tag{x}', 'x'.repeat(201)]) {
         await expectCode(backend.acquireLock(key, 'a', TTL), 'TL_INVALID_ARGUMENT');
         await expectCode(backend.extendLock(key, 'a', 1, TTL), 'TL_INVALID_ARGUMENT');

@@ -3,13 +3,8 @@
  * scheduler validates them, and fire requests built the way the scheduler builds them.
  */
 import { validateSchedule, type ScheduleDefinition, type ScheduleInput } from '../../scheduler/schedule.js';
-import type { Backend, FireBatch, FireRequest, SchedulingBackend } from '../contract.js';
+import type { Backend, FireBatch, FireRequest } from '../contract.js';
 import { newTask } from './harness.js';
-
-/** The scheduling operations of a backend under test. */
-export function scheduling(backend: Backend): SchedulingBackend {
-  return backend as SchedulingBackend;
-}
 
 /** A validated schedule definition: every minute, a `report` task into `default`, unless overridden. */
 export function definition(id: string, overrides: Partial<ScheduleInput> = {}): ScheduleDefinition {
@@ -44,6 +39,6 @@ export function batch(scheduleId: string, fires: FireRequest[], overrides: Parti
 
 /** Fires one batch and returns its results. */
 export async function fireOne(backend: Backend, fireBatch: FireBatch): Promise<{ fireId: string; outcome: string; taskId: string | null }[]> {
-  const [results] = await scheduling(backend).fire([fireBatch]);
+  const [results] = await backend.fire([fireBatch]);
   return results;
 }

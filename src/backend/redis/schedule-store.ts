@@ -1,9 +1,10 @@
 /** Schedules, fires, the leader lease and locks on Redis (lua/schedule-*.lua, fire.lua, leader.lua, lock.lua). */
 import type { Redis } from 'ioredis';
 import { TasklineError } from '../../core/errors.js';
-import { isTaskState, type TaskState } from '../../core/task.js';
+import { isTaskState } from '../../core/task.js';
 import type { Schedule, ScheduleDefinition, ScheduleState } from '../../scheduler/schedule.js';
 import type { FireBatch, FireOutcome, FireRecord, FireResult, LockStore, ScheduleStore, ScheduleUpdate } from '../contract.js';
+import { validateLockKey } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
 import type { RedisKeys } from './keys.js';
 import type { ScriptCall, ScriptRunner } from './scripts.js';
@@ -18,8 +19,6 @@ export interface RedisScope {
   queueScript(name: ScriptCall['name'], queue: string, args: (string | number)[], extraKeys?: string[]): ScriptCall;
   register(queues: Iterable<string>): void;
 }
-
-const LOCK_KEY = /^[^{}\s]{1,200}$/;
 
 export class RedisScheduleStore implements ScheduleStore, LockStore {
   constructor(private readonly scope: RedisScope) {}
@@ -139,16 +138,14 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
         lagMs: entry.e === undefined ? null : entry.e - entry.n,
         outcome: entry.o,
         taskId: entry.t ?? null,
-        taskState: isTaskState(state) ? (state as TaskState) : null,
+        taskState: isTaskState(state) ? state : null,
       });
     }
     return fires;
   }
 
   private async lock(mode: string, key: string, owner: string, token: number, ttlMs: number): Promise<number> {
-    if (!LOCK_KEY.test(key)) {
-      throw new TasklineError('TL_INVALID_ARGUMENT', `invalid lock key ${JSON.stringify(key)}: 1–200 characters without spaces or braces`);
-    }
+    validateLockKey(key);
     const { redis, scripts, keys, offset } = this.scope;
     return Number(await this.scope.call(() => scripts.run(redis, 'lock', keys.lock(key), [offset, mode, owner, token, ttlMs])));
   }
