@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { STORES } from '../helpers/stores.js';
-import { JSON_HEADERS, startApi, type TestApi } from './helpers.js';
+import { startApi, type TestApi } from './helpers.js';
 
 describe.each(STORES)('tasks API on %s', (_name, open) => {
   let api: TestApi;

@@ -1,6 +1,5 @@
 /** Schedules (DESIGN §6.5): CRUD, pause/resume, trigger, backfill, fire history, preview. */
 import type { z } from 'zod';
-import type { ScheduleInput } from '../../scheduler/schedule.js';
 import { scheduleService, type ServerContext } from '../context.js';
 import { fireView, iso, scheduleView } from '../present.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -41,7 +40,7 @@ export function scheduleRoutes(ctx: ServerContext): AnyRoute[] {
       body: ScheduleBody,
       responses: { 201: { description: 'created', schema: ScheduleView }, 409: { description: 'the id exists' }, ...errors },
       handler: async ({ body, reply }) => {
-        const schedule = await scheduleService(ctx).create(body as ScheduleInput);
+        const schedule = await scheduleService(ctx).create(body);
         announce('created', schedule.id);
         return reply.status(201).send(scheduleView(schedule));
       },
@@ -79,7 +78,7 @@ export function scheduleRoutes(ctx: ServerContext): AnyRoute[] {
       body: ScheduleUpdateBody,
       responses: { 200: { description: 'updated', schema: ScheduleView }, ...errors },
       handler: async ({ params, body }) => {
-        const schedule = await scheduleService(ctx).update(params.id, body as Omit<ScheduleInput, 'id'>);
+        const schedule = await scheduleService(ctx).update(params.id, body);
         announce('updated', schedule.id);
         return scheduleView(schedule);
       },
