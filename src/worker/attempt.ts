@@ -82,13 +82,15 @@ function compose(middleware: Middleware[], handler: (payload: any, ctx: TaskCont
  */
 function untilDoneOrAborted(promise: Promise<unknown>, execution: Execution): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const signal = execution.signal;
+    // A hook on the execution rather than a signal listener: no AbortSignal per task.
     const onAbort = () => {
-      if (execution.abortReason !== 'cancelled') reject(signal.reason as Error);
+      if (execution.abortReason !== 'cancelled') reject(execution.abortError);
     };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    if (execution.abortReason !== null) onAbort();
+    else execution.onAbort = onAbort;
+    promise.then(resolve, reject).finally(() => {
+      if (execution.onAbort === onAbort) execution.onAbort = null;
+    });
   });
 }
 

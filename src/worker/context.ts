@@ -41,7 +41,11 @@ export class TaskAbortError extends Error {
 
 /** The worker's record of one running task. */
 export class Execution {
-  readonly controller = new AbortController();
+  /** Made on first use of `signal`: most handlers never look at it, and an AbortSignal is costly. */
+  private controller: AbortController | null = null;
+  private abortErrorValue: TaskAbortError | null = null;
+  /** Called once when the attempt is aborted (the attempt runner's wait, without a signal listener). */
+  onAbort: (() => void) | null = null;
   /** ms epoch when the timer aborts the attempt (timeout or deadline, whichever is earlier). */
   readonly expiresAt: number;
   readonly expiryReason: 'timeout' | 'deadline';
@@ -61,13 +65,24 @@ export class Execution {
   }
 
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortErrorValue) this.controller.abort(this.abortErrorValue);
+    }
     return this.controller.signal;
+  }
+
+  /** Why the attempt was aborted, as the signal's `reason`; null while it runs. */
+  get abortError(): TaskAbortError | null {
+    return this.abortErrorValue;
   }
 
   abort(reason: AbortReason, message: string): void {
     if (this.abortReason !== null) return;
     this.abortReason = reason;
-    this.controller.abort(new TaskAbortError(reason, message));
+    this.abortErrorValue = new TaskAbortError(reason, message);
+    this.controller?.abort(this.abortErrorValue);
+    this.onAbort?.();
   }
 
   takeReport(): { logs?: TaskLogLine[]; progress?: unknown } | null {

@@ -1,7 +1,9 @@
 /**
  * The processor: claims tasks into free slots (one round trip for all free slots), runs them,
- * and writes their acks through the Acker. An idle processor blocks on the store until work may
- * be there, instead of polling.
+ * and writes their acks through the Acker. A slot is free again as soon as its handler returns,
+ * so the next claim goes out while the previous acks are still in flight (both in one write on
+ * the pipelined connection) instead of after them. An idle processor blocks on the store until
+ * work may be there, instead of polling.
  */
 import type { Backend, ClaimedTask, LeaseRef } from '../backend/contract.js';
 import type { Acker } from './acker.js';
@@ -32,6 +34,9 @@ export class Processor implements Component {
   readonly name = 'processor';
   /** Running tasks by id. */
   readonly active = new Map<string, Execution>();
+  /** Attempts whose handler has not returned yet (the rest of `active` waits for its ack). */
+  private running = 0;
+  private slotWake: NodeJS.Immediate | null = null;
   private loop: Promise<void> | null = null;
   private stopClaiming = new AbortController();
   private slotWaiters: (() => void)[] = [];
@@ -48,6 +53,8 @@ export class Processor implements Component {
   /** Stops claiming; running tasks go on (the worker decides how long to wait for them). */
   async stop(): Promise<void> {
     this.stopClaiming.abort();
+    if (this.slotWake) clearImmediate(this.slotWake);
+    this.slotWake = null;
     this.wakeSlotWaiters();
     await this.loop;
     this.loop = null;
@@ -71,7 +78,8 @@ export class Processor implements Component {
     const exhausted = new Set<string>();
     let failures = 0;
     while (!this.stopping) {
-      const free = concurrency - this.active.size;
+      // Handlers running take the slots; tasks waiting for their ack are bounded by concurrency too.
+      const free = Math.min(concurrency - this.running, 2 * concurrency - this.active.size);
       if (free <= 0) {
         await this.slotFreed();
         exhausted.clear();
@@ -135,6 +143,17 @@ export class Processor implements Component {
     return new Promise((resolve) => this.slotWaiters.push(resolve));
   }
 
+  /**
+   * Wakes the claim loop once the current burst of finishing attempts is over (setImmediate), so
+   * that one claim fills all the slots they freed, and goes out in the same write as their acks.
+   */
+  private slotsFreed(): void {
+    this.slotWake ??= setImmediate(() => {
+      this.slotWake = null;
+      this.wakeSlotWaiters();
+    });
+  }
+
   private wakeSlotWaiters(): void {
     const waiters = this.slotWaiters;
     this.slotWaiters = [];
@@ -144,6 +163,7 @@ export class Processor implements Component {
   private startTask(task: ClaimedTask): void {
     const execution = new Execution(task, Date.now());
     this.active.set(task.id, execution);
+    this.running += 1;
     execution.done = this.execute(execution);
   }
 
@@ -159,9 +179,17 @@ export class Processor implements Component {
     this.options.timeouts.add(execution);
     let outcome: AttemptOutcome;
     let stale = false;
+    let handlerDone = false;
+    const endHandler = () => {
+      if (handlerDone) return;
+      handlerDone = true;
+      this.running -= 1;
+      this.slotsFreed();
+    };
     try {
       outcome = await runAttempt(execution, ctx, this.options.policy);
       this.options.timeouts.remove(execution);
+      endHandler();
       this.cancelReport(execution);
       if (outcome.ack) {
         const report = execution.takeReport();
@@ -176,7 +204,8 @@ export class Processor implements Component {
     } finally {
       this.options.timeouts.remove(execution);
       this.active.delete(task.id);
-      this.wakeSlotWaiters();
+      if (handlerDone) this.slotsFreed();
+      else endHandler();
     }
     this.options.onAttemptDone(execution, outcome, stale);
   }
@@ -189,7 +218,9 @@ export class Processor implements Component {
         createdAt: task.createdAt, headers: task.headers, links: task.links,
       },
       payload,
-      signal: execution.signal,
+      get signal() {
+        return execution.signal;
+      },
       log: (...parts: unknown[]) => {
         const message = parts.map((p) => (typeof p === 'string' ? p : safeJson(p))).join(' ');
         execution.pendingLogs.push({ at: Date.now(), message: message.slice(0, 4000) });
@@ -204,7 +235,7 @@ export class Processor implements Component {
         const result = await this.options.backend.renewLeases([{ id: task.id, queue: task.queue, token: task.token }], this.options.leaseMs);
         if (result.lost.length > 0) {
           execution.abort('lease-lost', 'lease lost');
-          throw execution.signal.reason;
+          throw execution.abortError;
         }
       },
     };
