@@ -1,6 +1,6 @@
 /** Key names of the Redis backend. All keys of one queue share the hash tag `{prefix:queue}`. */
 
-/** The per-queue keys, in the order every Lua script receives them (see lua/_lib.lua). */
+/** The per-queue keys, in the order a Lua script receives them when it takes all (see lua/_lib.lua and SCRIPT_KEYS in scripts.ts). */
 export const QUEUE_KEY_NAMES = [
   'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled',
   'lease', 'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor',
@@ -9,6 +9,7 @@ export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
 
 export class RedisKeys {
   private readonly cache = new Map<string, string[]>();
+  private readonly subsets = new WeakMap<readonly QueueKeyName[], Map<string, string[]>>();
 
   constructor(readonly prefix: string) {}
 
@@ -19,6 +20,19 @@ export class RedisKeys {
       const tag = `{${this.prefix}:${queue}}`;
       keys = QUEUE_KEY_NAMES.map((name) => `${tag}:${name}`);
       this.cache.set(queue, keys);
+    }
+    return keys;
+  }
+
+  /** The named keys of a queue, in the given order (cached per list and queue). */
+  subset(queue: string, names: readonly QueueKeyName[]): string[] {
+    let byQueue = this.subsets.get(names);
+    if (!byQueue) this.subsets.set(names, (byQueue = new Map()));
+    let keys = byQueue.get(queue);
+    if (!keys) {
+      const all = this.queue(queue);
+      keys = names.map((name) => all[QUEUE_KEY_NAMES.indexOf(name)]);
+      byQueue.set(queue, keys);
     }
     return keys;
   }

@@ -11,7 +11,7 @@ import {
 import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import { RedisScheduleStore } from './schedule-store.js';
 import { RedisKeys } from './keys.js';
-import { ScriptRunner, type ScriptCall } from './scripts.js';
+import { ScriptRunner, scriptKeyNames, type ScriptCall } from './scripts.js';
 import { decodeClaimed, decodeRecord, encodeRecordFragment } from './codec.js';
 import { dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, operationError } from '../shared.js';
 
@@ -101,7 +101,8 @@ export class RedisBackend implements SchedulingBackend {
   }
 
   private scriptCall(name: ScriptCall['name'], queue: string, args: (string | number)[], extraKeys: string[] = []): ScriptCall {
-    const keys = extraKeys.length > 0 ? [...this.keys.queue(queue), ...extraKeys] : this.keys.queue(queue);
+    const queueKeys = this.keys.subset(queue, scriptKeyNames(name));
+    const keys = extraKeys.length > 0 ? [...queueKeys, ...extraKeys] : queueKeys;
     return { name, keys, args: [...this.commonArgs(queue), ...args] };
   }
 
@@ -157,7 +158,7 @@ export class RedisBackend implements SchedulingBackend {
         let uniqueIndex = 0;
         if (task.uniqueKey !== null) {
           extraKeys.push(this.keys.unique(queue, task.uniqueKey));
-          uniqueIndex = this.keys.queue(queue).length + extraKeys.length;
+          uniqueIndex = scriptKeyNames('enqueue').length + extraKeys.length;
         }
         args.push(
           task.id, encodeRecordFragment(task), task.payload, task.delay ?? -1, task.runAt ?? -1, uniqueIndex, task.uniqueFor ?? 0,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { QUEUE_KEY_NAMES, type QueueKeyName } from './keys.js';
 
 /** Scripts on the keys of one queue: they get the clock prelude and the queue prelude (_lib.lua). */
 const QUEUE_SCRIPTS = [
@@ -11,6 +12,42 @@ const QUEUE_SCRIPTS = [
 const PLAIN_SCRIPTS = ['schedule-save', 'schedule-advance', 'leader', 'lock'] as const;
 export const SCRIPT_NAMES = [...QUEUE_SCRIPTS, ...PLAIN_SCRIPTS] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+/**
+ * The queue keys a hot script receives, in this order as KEYS[1..n] (its extra keys follow):
+ * exactly the keys it and the _lib.lua functions it calls touch, so each call declares every key
+ * it uses and carries no others (a one-task enqueue sends 5 keys instead of 20). Scripts not
+ * listed receive all of QUEUE_KEY_NAMES in that order. test/conformance/redis-script-keys.test.ts
+ * checks the lists against the Lua sources.
+ */
+export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> = {
+  enqueue: ['meta', 'payload', 'queued', 'scheduled', 'marker'],
+  claim: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'lease', 'paused', 'marker', 'seq'],
+  ack: ['meta', 'queued', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'lease', 'marker', 'stats', 'attempts', 'result', 'cancel'],
+  renew: ['running', 'lease', 'cancel'],
+  forward: ['meta', 'queued', 'scheduled', 'retrying', 'marker'],
+  recover: ['meta', 'retrying', 'running', 'dead', 'cancelled', 'lease', 'marker', 'stats', 'attempts', 'cancel'],
+  progress: ['meta', 'lease', 'logs'],
+};
+
+/** The queue keys a script receives, in KEYS order. */
+export function scriptKeyNames(name: ScriptName): readonly QueueKeyName[] {
+  return SCRIPT_KEYS[name] ?? QUEUE_KEY_NAMES;
+}
+
+/** The Lua local of a queue key: meta → K_META, firefloor → K_FIRE_FLOOR. */
+export function luaKeyName(name: QueueKeyName): string {
+  return name === 'firefloor' ? 'K_FIRE_FLOOR' : `K_${name.toUpperCase()}`;
+}
+
+/** Binds every K_ local of _lib.lua: to its KEYS slot when the script receives it, else nil. */
+function keyBinding(name: ScriptName): string {
+  const names = scriptKeyNames(name);
+  return QUEUE_KEY_NAMES.map((key) => {
+    const index = names.indexOf(key);
+    return `local ${luaKeyName(key)} = ${index >= 0 ? `KEYS[${index + 1}]` : 'nil'}`;
+  }).join('\n');
+}
 
 interface LoadedScript {
   source: string;
@@ -23,7 +60,7 @@ function loadScripts(): Map<ScriptName, LoadedScript> {
   const queue = readFileSync(new URL('_lib.lua', dir), 'utf8');
   const scripts = new Map<ScriptName, LoadedScript>();
   for (const name of SCRIPT_NAMES) {
-    const prelude = (QUEUE_SCRIPTS as readonly string[]).includes(name) ? `${clock}\n${queue}` : clock;
+    const prelude = (QUEUE_SCRIPTS as readonly string[]).includes(name) ? `${clock}\n${keyBinding(name)}\n${queue}` : clock;
     const source = `${prelude}\n-- ${name}.lua\n${readFileSync(new URL(`${name}.lua`, dir), 'utf8')}`;
     scripts.set(name, { source, sha: createHash('sha1').update(source).digest('hex') });
   }

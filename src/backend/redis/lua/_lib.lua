@@ -1,6 +1,10 @@
 -- Shared prelude of every queue script (prepended at load time).
 --
--- KEYS — the keys of one queue, all under the hash tag {prefix:queue}, always in this order:
+-- KEYS — the keys of one queue, all under the hash tag {prefix:queue}. The locals K_META … are
+-- bound by scripts.ts before this prelude: a script listed in SCRIPT_KEYS (the hot ones: enqueue,
+-- claim, ack, renew, forward, recover, progress) receives only the keys it touches, in that
+-- list's order, and the other K_ locals are nil; every other script receives all of them, in
+-- this order:
 --   1 meta      hash  id -> task record (JSON, short field names)
 --   2 payload   hash  id -> payload (JSON text)
 --   3 queued    list  ids; LPUSH to enqueue, RPOP to claim (oldest first)
@@ -21,17 +25,13 @@
 --  18 cancel    set   ids of running tasks an operator asked to cancel
 --  19 fires     hash  fire id -> fire record (JSON) of the schedules enqueueing here
 --  20 firefloor hash  schedule id -> nominal time up to which fire records were pruned
---  21…          script-specific extra keys (unique keys at enqueue; a schedule's fire history)
+--  21…          script-specific extra keys after the queue keys (unique keys at enqueue; a
+--                schedule's fire history)
 -- ARGV 1 clock offset (ms, tests only), 2 event channel, 3 queue name; then script-specific.
 --
 -- Task record fields: t type, s state, a attempt, m maxRetries, o timeout, d deadline,
 -- c createdAt, e enqueuedAt, sa startedAt, f finishedAt, n nextRunAt, w worker, le lastError,
 -- u unique key, r retention, b backoff, h headers, l links, p progress, x cancel requested.
-
-local K_META, K_PAYLOAD, K_QUEUED, K_SCHEDULED, K_RETRYING, K_RUNNING = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local K_COMPLETED, K_DEAD, K_CANCELLED, K_LEASE, K_PAUSED, K_MARKER = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
-local K_STATS, K_RESULT, K_ATTEMPTS, K_LOGS, K_SEQ, K_CANCEL = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
-local K_FIRES, K_FIRE_FLOOR = KEYS[19], KEYS[20]
 
 local CHANNEL, QUEUE = ARGV[2], ARGV[3]
 
