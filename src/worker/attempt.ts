@@ -84,7 +84,7 @@ function untilDoneOrAborted(promise: Promise<unknown>, execution: Execution): Pr
   return new Promise((resolve, reject) => {
     // A hook on the execution rather than a signal listener: no AbortSignal per task.
     const onAbort = () => {
-      if (execution.abortReason !== 'cancelled') reject(execution.abortError);
+      if (execution.abortReason !== 'cancelled') reject(execution.abortError ?? new Error('aborted'));
     };
     if (execution.abortReason !== null) onAbort();
     else execution.onAbort = onAbort;

@@ -235,7 +235,7 @@ export class Processor implements Component {
         const result = await this.options.backend.renewLeases([{ id: task.id, queue: task.queue, token: task.token }], this.options.leaseMs);
         if (result.lost.length > 0) {
           execution.abort('lease-lost', 'lease lost');
-          throw execution.abortError;
+          throw execution.abortError ?? new Error('lease lost');
         }
       },
     };

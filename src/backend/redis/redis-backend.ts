@@ -4,7 +4,7 @@ import { DEFAULT_BACKOFF } from '../../core/backoff.js';
 import type { NewTask, TaskRecord, TaskState, TaskLogLine } from '../../core/task.js';
 import {
   DEFAULT_RETENTION,
-  type Ack, type AckResult, type Backend, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
+  type Ack, type AckResult, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
   type DailyStat, type EnqueueOutcome, type LeaseRef, type MinuteStat, type QueueInfo, type RenewResult, type TaskPage,
   type Unsubscribe, type WorkerInfo, type SchedulingBackend, type LifecycleEvent, type SubscribeOptions, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
 } from '../contract.js';
