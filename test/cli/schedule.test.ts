@@ -9,7 +9,7 @@ import { BACKEND_KINDS, cliStore, oneLine, parseJson, runCli, type CliStore } fr
 
 describe.each(BACKEND_KINDS)('taskline schedule on %s', (kind) => {
   let store: CliStore;
-  const cli = (...args: string[]) => runCli([...store.args, ...args], { cwd: store.dir });
+  const cli = (...args: string[]) => runCli([...store.args, ...args], { cwd: store.dir, timeoutMs: 60_000 });
   const open = async (): Promise<SchedulingBackend> => requireSchedules(await store.open());
 
   beforeEach(async () => {
@@ -42,7 +42,7 @@ describe.each(BACKEND_KINDS)('taskline schedule on %s', (kind) => {
     expect(weekly.nextRunAt).toBeGreaterThan(Date.now());
     expect(new Date(weekly.nextRunAt).getUTCDay()).toBe(1);
     expect(json.schedules[0]).toMatchObject({ paused: true, pauseNote: 'not yet', nextRunAt: null });
-  });
+  }, 120_000);
 
   it('add takes every option of §6 and stores it', async () => {
     const result = await cli(
@@ -55,7 +55,7 @@ describe.each(BACKEND_KINDS)('taskline schedule on %s', (kind) => {
       cron: '@every 90s', timezone: 'America/New_York', task: { type: 'report:generate', queue: 'critical', payload: { title: 'T' }, maxRetries: 1, timeout: 60_000 },
       overlap: 'bufferOne', catchUp: { policy: 'all', window: 6 * 3_600_000 }, jitter: 5_000, startAt: Date.UTC(2030, 0, 1), endAt: Date.UTC(2031, 0, 1), paused: false, source: 'api',
     });
-  });
+  }, 120_000);
 
   it('bad input exits 2 with one line and stores nothing', async () => {
     const cases: [string[], RegExp][] = [
@@ -84,7 +84,7 @@ describe.each(BACKEND_KINDS)('taskline schedule on %s', (kind) => {
     // Nothing was stored (SQLite: not even the store file).
     if (kind === 'sqlite') expect(existsSync(store.url.slice('sqlite:'.length))).toBe(false);
     else expect(await (await open()).listSchedules()).toEqual([]);
-  });
+  }, 120_000);
 
   it('an existing id is a conflict (exit 1) unless --replace; --file adds a list', async () => {
     expect((await cli('schedule', 'add', 'dup', '--cron', '0 * * * *', '--type', 'a')).code).toBe(0);
@@ -113,7 +113,7 @@ describe.each(BACKEND_KINDS)('taskline schedule on %s', (kind) => {
     expect(mixed.code).toBe(2);
     expect(oneLine(mixed.stderr)).toMatch(/^taskline: schedule add --file takes everything from the file: drop <id>, --cron/);
     expect((await (await open()).listSchedules()).map((s) => s.id)).toEqual(['dup', 'f-1', 'f-2']);
-  });
+  }, 120_000);
 
   it('pause (note, until), resume, trigger, fires, rm', async () => {
     expect((await cli('schedule', 'add', 'nightly', '--cron', '0 3 * * *', '--type', 'cleanup', '--queue', 'low')).code).toBe(0);
@@ -145,7 +145,7 @@ describe.each(BACKEND_KINDS)('taskline schedule on %s', (kind) => {
     expect(parseJson(rm)).toEqual({ id: 'nightly', deleted: true, source: 'api' });
     expect(await backend.getSchedule('nightly')).toBeNull();
     expect((await cli('schedule', 'ls')).stdout).toMatch(/^no schedules/);
-  });
+  }, 120_000);
 
   it('an unknown schedule exits 1 with one line', async () => {
     expect((await cli('schedule', 'add', 'known', '--cron', '0 3 * * *', '--type', 't')).code).toBe(0);
@@ -156,7 +156,7 @@ describe.each(BACKEND_KINDS)('taskline schedule on %s', (kind) => {
         expect(oneLine(result.stderr)).toBe('taskline: no schedule with id "ghost" (TL_SCHEDULE_NOT_FOUND)');
       }),
     );
-  });
+  }, 120_000);
 });
 
 describe('taskline schedule without a store', () => {
@@ -180,7 +180,7 @@ describe('taskline schedule without a store', () => {
     expect(json.cron).toBe('0 0 * * *');
     expect(json.times).toHaveLength(2);
     expect(json.times[0]).toEqual({ at: expect.any(Number), utc: expect.stringMatching(/T18:30:00\.000Z$/), local: expect.stringMatching(/T00:00:00\+05:30$/) });
-  });
+  }, 120_000);
 
   it('wrong usage exits 2 with one line', async () => {
     const cases: [string[], RegExp][] = [
@@ -198,11 +198,11 @@ describe('taskline schedule without a store', () => {
     ];
     await Promise.all(
       cases.map(async ([args, expected]) => {
-        const result = await runCli(args, { cwd: dir });
+        const result = await runCli(args, { cwd: dir, timeoutMs: 60_000 });
         expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(2);
         expect(oneLine(result.stderr)).toMatch(expected);
         expect(result.stdout).toBe('');
       }),
     );
-  });
+  }, 120_000);
 });
