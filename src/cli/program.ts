@@ -5,6 +5,7 @@ import { registerDevCommand } from './commands/dev.js';
 import { registerEnqueueCommand } from './commands/enqueue.js';
 import { registerQueueCommands } from './commands/queue.js';
 import { registerScheduleCommands } from './commands/schedule.js';
+import { registerServerCommand } from './commands/server.js';
 import { registerStatsCommand } from './commands/stats.js';
 import { registerTaskCommands } from './commands/task.js';
 import { registerWorkerCommand } from './commands/worker.js';
@@ -27,6 +28,7 @@ export function createProgram(): Command {
     });
   registerDevCommand(program);
   registerWorkerCommand(program);
+  registerServerCommand(program);
   registerEnqueueCommand(program);
   registerTaskCommands(program);
   registerQueueCommands(program);

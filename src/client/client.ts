@@ -2,6 +2,7 @@ import type { Backend, BackendEvent, EnqueueOutcome, Unsubscribe } from '../back
 import { TaskFailedError, TasklineError } from '../core/errors.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, normalizeEnqueue, validateTaskId, type EnqueueOptions, type InternalEnqueueOptions } from '../core/options.js';
 import { type NewTask, type TaskInfo, type TaskRecord } from '../core/task.js';
+import { injectTraceContext } from '../observability/tracing.js';
 import { isTaskDefinition, validatePayload, type TaskDefinition } from './define-task.js';
 
 export interface ClientOptions {
@@ -96,6 +97,8 @@ export class Client {
   }
 
   private async store(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+    // W3C trace context of the caller's active span, if any, travels in the task's headers.
+    for (const task of tasks) task.headers = injectTraceContext(task.headers);
     return this.backend.enqueue(tasks);
   }
 

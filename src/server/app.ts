@@ -3,7 +3,7 @@
  * auth, SSE, metrics, health and the OpenAPI document. `buildServer` makes the instance without
  * listening, so tests drive it in-process with `inject()`; `taskline server` listens.
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Backend, SchedulingBackend } from '../backend/contract.js';
 import { Client } from '../client/client.js';
@@ -30,8 +30,8 @@ export interface ServerOptions extends AuthOptions {
   bodyLimit?: number;
   /** Largest task payload, bytes of JSON. Default 1 MiB. */
   maxPayloadBytes?: number;
-  /** Fastify/pino logger setting. Default false (no request logs). */
-  logger?: FastifyServerOptions['logger'];
+  /** A pino logger, or Fastify's logger setting. Default false (no request logs). */
+  logger?: FastifyServerOptions['logger'] | FastifyBaseLogger;
   /** Metrics registry; pass the worker's to serve both on one port (`taskline dev`). Default: a new one. */
   registry?: Registry;
   sse?: SseOptions;
@@ -54,8 +54,10 @@ function hasSchedules(backend: Backend): backend is SchedulingBackend {
 /** Builds the API; the store subscription starts with `app.ready()` and ends with `app.close()`. */
 export async function buildServer(options: ServerOptions): Promise<TaskCenterServer> {
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  const logger = options.logger ?? false;
+  const isInstance = typeof logger === 'object' && typeof (logger as { child?: unknown }).child === 'function';
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(isInstance ? { loggerInstance: logger as FastifyBaseLogger } : { logger }),
     bodyLimit: options.bodyLimit ?? maxPayloadBytes + 64 * 1024,
     // Ids and types travel in the path; keep their characters as sent.
     routerOptions: { maxParamLength: 500 },

@@ -9,6 +9,9 @@ import { basename, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VERSION } from '../../version.js';
 import { positiveInt } from '../args.js';
+import type { Backend } from '../../backend/contract.js';
+import type { Worker } from '../../worker/worker.js';
+import type { CliContext } from '../context.js';
 import { withContext } from '../run.js';
 
 interface DevOptions {
@@ -36,14 +39,15 @@ export function registerDevCommand(program: Command): void {
         const types = registerExamples(worker, examples);
         reportAttempts(ctx, worker);
         const scheduling = await startDevScheduler(ctx, backend);
+        const api = await startDevApi(ctx, backend, worker);
         const store = ctx.settings.backend.startsWith('sqlite:')
           ? `${ctx.backendLabel} (embedded, ${resolve(ctx.settings.backend.slice('sqlite:'.length))})`
           : ctx.backendLabel;
-        const notYet = [`HTTP API (port ${ctx.settings.port})`, 'dashboard'];
+        const notYet = ['dashboard'];
         if (ctx.out.json) {
           ctx.out.event({
             event: 'started', version: VERSION, backend: ctx.backendLabel, worker: { id: worker.id, queues: EXAMPLE_QUEUES, concurrency: options.concurrency },
-            handlers: types, dataDir: examples.dataDir, mail: examples.smtpUrl ? 'smtp' : outboxDir(examples), scheduler: scheduling.json, notRunning: ['http-api', 'dashboard'], at: Date.now(),
+            handlers: types, dataDir: examples.dataDir, mail: examples.smtpUrl ? 'smtp' : outboxDir(examples), scheduler: scheduling.json, api: api.json, notRunning: ['dashboard'], at: Date.now(),
           });
         } else {
           ctx.out.line(`taskline dev ${VERSION}`);
@@ -53,13 +57,33 @@ export function registerDevCommand(program: Command): void {
           ctx.out.line(`  app data    ${examples.appDatabase} (sessions, synced records); reports and images in ${examples.dataDir}`);
           ctx.out.line(`  mail        ${examples.smtpUrl ? `SMTP ${examples.smtpUrl.replace(/\/\/[^@/]*@/, '//***@')}` : `${outboxDir(examples)} (set SMTP_URL to send for real)`}`);
           for (const line of scheduling.lines) ctx.out.line(line);
+          ctx.out.line(api.line);
           ctx.out.line(`  not yet     ${notYet.join(', ')}: not part of this build`);
           ctx.out.line(`  try         ${invocation()} enqueue report:generate '{"title":"Demo"}' --definitions ${definitionsPath()} --wait`);
           ctx.out.line('ready — Ctrl-C stops (running tasks finish first)');
         }
-        await runUntilSignal(ctx, worker, [scheduling]);
+        await runUntilSignal(ctx, worker, [scheduling, api]);
       }),
     );
+}
+
+/** The task center's HTTP API on PORT, sharing the worker's metrics; a busy port is reported, not fatal. */
+async function startDevApi(ctx: CliContext, backend: Backend, worker: Worker) {
+  const [{ startTaskCenter }, { createRegistry, instrumentWorker }, { traceContextMiddleware }] = await Promise.all([
+    import('../../server/task-center.js'),
+    import('../../server/metrics.js'),
+    import('../../observability/tracing.js'),
+  ]);
+  const registry = createRegistry();
+  instrumentWorker(worker, registry);
+  worker.use(traceContextMiddleware);
+  try {
+    const center = await startTaskCenter({ backend, port: ctx.settings.port, apiToken: ctx.settings.apiToken, readToken: ctx.settings.readToken, registry });
+    return { stop: () => center.stop(), line: `  http api    ${center.url}/api/v1 · metrics ${center.url}/metrics · OpenAPI ${center.url}/openapi.json`, json: { running: true, url: center.url } };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { stop: async () => undefined, line: `  http api    not running: ${reason}`, json: { running: false, reason } };
+  }
 }
 
 /** The examples' definitions module, relative to the working directory when it is inside it. */

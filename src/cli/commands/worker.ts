@@ -12,6 +12,8 @@ interface WorkerCommandOptions {
   queues?: string;
   strict?: boolean;
   shutdownTimeout?: number;
+  metricsPort?: number;
+  log?: 'text' | 'json';
 }
 
 export function registerWorkerCommand(program: Command): void {
@@ -23,6 +25,8 @@ export function registerWorkerCommand(program: Command): void {
     .option('--queues <list>', 'queues with weights, e.g. critical=6,default=3,low=1 (default: the default queue)')
     .option('--strict', 'strict priority: always drain the highest-weight queue first')
     .addOption(new Option('--shutdown-timeout <duration>', 'how long a graceful stop waits for running tasks (default 30s)').argParser(duration()))
+    .addOption(new Option('--metrics-port <n>', 'Prometheus /metrics port, 0 for none (env METRICS_PORT; default 9090)').argParser(Number))
+    .addOption(new Option('--log <format>', 'task lines as text or JSON (pino)').choices(['text', 'json']).default('text'))
     .action(async (options: WorkerCommandOptions, command: Command) =>
       withContext(command, async (ctx) => {
         const queues = options.queues ?? ctx.settings.defaultQueue;
@@ -36,15 +40,37 @@ export function registerWorkerCommand(program: Command): void {
           shutdownTimeout: options.shutdownTimeout,
         });
         await register(worker);
-        reportAttempts(ctx, worker);
+        const [{ createRegistry, instrumentWorker }, { serveMetrics }, { traceContextMiddleware }, { createLogger, logWorkerTasks }] = await Promise.all([
+          import('../../server/metrics.js'),
+          import('../../observability/metrics-endpoint.js'),
+          import('../../observability/tracing.js'),
+          import('../../observability/logging.js'),
+        ]);
+        worker.use(traceContextMiddleware);
+        const registry = createRegistry();
+        instrumentWorker(worker, registry);
+        if (options.log === 'json') logWorkerTasks(worker, createLogger('taskline-worker'));
+        else reportAttempts(ctx, worker);
+        const metricsPort = options.metricsPort ?? ctx.settings.metricsPort;
+        const metrics = metricsPort > 0
+          ? await serveMetrics(registry, metricsPort).catch((error: unknown) => {
+            process.stderr.write(`taskline: worker metrics not served on port ${metricsPort}: ${error instanceof Error ? error.message : String(error)}\n`);
+            return null;
+          })
+          : null;
         const description = { id: worker.id, host: hostname(), pid: process.pid, backend: ctx.backendLabel, queues: worker.queues, concurrency: options.concurrency ?? 10, strict: options.strict === true };
         if (ctx.out.json) ctx.out.event({ event: 'started', ...description, at: Date.now() });
         else {
           ctx.out.line(`taskline worker ${worker.id} on ${ctx.backendLabel}`);
           ctx.out.line(`  queues ${queues}${options.strict ? ' (strict priority)' : ''} · concurrency ${description.concurrency} · handlers from ${options.handlers}`);
+          if (metrics) ctx.out.line(`  metrics http://127.0.0.1:${metrics.port}/metrics`);
           ctx.out.line('  ready — SIGTERM/SIGINT stops gracefully');
         }
-        await runUntilSignal(ctx, worker);
+        try {
+          await runUntilSignal(ctx, worker);
+        } finally {
+          await metrics?.close();
+        }
       }),
     );
 }
