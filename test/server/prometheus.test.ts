@@ -1,0 +1,45 @@
+/** deploy/prometheus: the alert rules and scrape config pass promtool (Debian package `prometheus`). */
+import { execFile, execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const DIR = resolve(import.meta.dirname, '../../deploy/prometheus');
+const run = promisify(execFile);
+
+function promtoolPresent(): boolean {
+  try {
+    execFileSync('promtool', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const present = promtoolPresent();
+if (!present) console.warn('skipping the promtool checks: promtool is not installed (apt-get install prometheus; .ci/run installs it)');
+
+describe.skipIf(!present)('Prometheus files', () => {
+  it('promtool check rules', async () => {
+    const { stdout } = await run('promtool', ['check', 'rules', 'taskline-alerts.yml'], { cwd: DIR });
+    expect(stdout).toMatch(/SUCCESS: 7 rules found/);
+  });
+
+  it('promtool check config', async () => {
+    const { stdout } = await run('promtool', ['check', 'config', 'prometheus.yml'], { cwd: DIR });
+    expect(stdout).toContain('SUCCESS');
+  });
+
+  it('promtool test rules: backlog over 1000 for 10 minutes, no live workers', async () => {
+    const { stdout } = await run('promtool', ['test', 'rules', 'taskline-alerts.test.yml'], { cwd: DIR });
+    expect(stdout).toContain('SUCCESS');
+  });
+
+  it('the rules use the metric names the code exports', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const rules = await readFile(resolve(DIR, 'taskline-alerts.yml'), 'utf8');
+    for (const name of ['scheduler_tasks_failed_total', 'scheduler_tasks_dispatched_total', 'scheduler_queue_depth', 'scheduler_tasks_dead_total', 'scheduler_schedule_fires_total', 'scheduler_workers']) {
+      expect(rules).toContain(name);
+    }
+  });
+});
