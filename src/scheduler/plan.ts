@@ -2,8 +2,10 @@
  * Which fires of a schedule are due now and what to do with each (DESIGN §6.2): pure, so the
  * catch-up rules are tested without a store or a clock.
  */
+import type { FireBatch, FireRequest } from '../backend/contract.js';
+import { normalizeEnqueue } from '../core/options.js';
 import type { CronSchedule } from './cron.js';
-import { isPaused, type Schedule } from './schedule.js';
+import { fireId, isPaused, templateOptions, type Schedule } from './schedule.js';
 
 export interface PlannedFire {
   nominalAt: number;
@@ -67,4 +69,33 @@ export function jitterFor(fireId: string, jitterMs: number): number {
     hash = Math.imul(hash, 16777619);
   }
   return (hash >>> 0) % (jitterMs + 1);
+}
+
+/** The fire record (and for `enqueue` its task) of one nominal time of a schedule. */
+export function fireRequest(
+  schedule: Schedule,
+  nominalAt: number,
+  action: 'enqueue' | 'missed',
+  id: string = fireId(schedule.id, schedule.generation, nominalAt),
+): FireRequest {
+  if (action === 'missed') return { fireId: id, nominalAt, action };
+  const task = normalizeEnqueue(schedule.task.type, schedule.task.payload, { ...templateOptions(schedule.task, id), links: { scheduleFireId: id } }, {
+    maxPayloadBytes: Number.MAX_SAFE_INTEGER,
+    defaults: {},
+  });
+  const delay = jitterFor(id, schedule.jitter);
+  if (delay > 0) task.runAt = nominalAt + delay;
+  return { fireId: id, nominalAt, action, task };
+}
+
+/** A batch of one schedule's fires, for the store's atomic fire operation. */
+export function fireBatch(schedule: Schedule, fires: FireRequest[], options: { overlap?: FireBatch['overlap']; keepHistory?: number } = {}): FireBatch {
+  return {
+    scheduleId: schedule.id,
+    queue: schedule.task.queue,
+    overlap: options.overlap ?? schedule.overlap,
+    previousTaskId: schedule.state.lastTaskId,
+    fires,
+    keepHistory: options.keepHistory ?? 1_000,
+  };
 }

@@ -9,11 +9,10 @@ import { EventEmitter } from 'node:events';
 import type { FireBatch, FireRequest, FireResult, SchedulingBackend, ScheduleUpdate } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { shortId } from '../core/ids.js';
-import { normalizeEnqueue } from '../core/options.js';
 import { sleep } from '../worker/component.js';
 import { parseCron, type CronSchedule } from './cron.js';
-import { DEFAULT_PLAN_OPTIONS, jitterFor, planFires, type PlanOptions } from './plan.js';
-import { fireId, templateOptions, type Schedule, type ScheduleState } from './schedule.js';
+import { DEFAULT_PLAN_OPTIONS, fireBatch, fireRequest, planFires, type PlanOptions } from './plan.js';
+import type { Schedule, ScheduleState } from './schedule.js';
 
 export interface SchedulerOptions {
   /** This instance's id in the leader lease. Default: pid + random. */
@@ -156,21 +155,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       if (plan.fires.length >= this.planOptions.maxFires) behind = true;
       const fires: FireRequest[] = [];
       if (schedule.state.buffered && schedule.overlap === 'bufferOne') {
-        fires.push(this.fireRequest(schedule, schedule.state.buffered.nominalAt, 'enqueue', schedule.state.buffered.fireId));
+        fires.push(fireRequest(schedule, schedule.state.buffered.nominalAt, 'enqueue', schedule.state.buffered.fireId));
       }
-      for (const fire of plan.fires) fires.push(this.fireRequest(schedule, fire.nominalAt, fire.action));
+      for (const fire of plan.fires) fires.push(fireRequest(schedule, fire.nominalAt, fire.action));
       const state: ScheduleState = { ...schedule.state, watermark: plan.watermark, nextRunAt: plan.nextRunAt };
       if (plan.nextRunAt !== null) nextDue = Math.min(nextDue, plan.nextRunAt);
       let batch: FireBatch | null = null;
       if (fires.length > 0) {
-        batch = {
-          scheduleId: schedule.id,
-          queue: schedule.task.queue,
-          overlap: schedule.overlap,
-          previousTaskId: schedule.state.lastTaskId,
-          fires,
-          keepHistory: this.keepHistory,
-        };
+        batch = fireBatch(schedule, fires, { keepHistory: this.keepHistory });
         batches.push(batch);
       }
       if (batch || !sameState(state, schedule.state)) pending.push({ schedule, state, batch });
@@ -195,18 +187,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const untilDue = nextDue === Infinity ? this.maxSleepMs : nextDue - offset - this.clock.now();
     const untilRenew = this.leaseRenewAt - this.clock.now();
     return Math.max(0, Math.min(this.maxSleepMs, untilDue, untilRenew));
-  }
-
-  private fireRequest(schedule: Schedule, nominalAt: number, action: 'enqueue' | 'missed', id = fireId(schedule.id, schedule.generation, nominalAt)): FireRequest {
-    if (action === 'missed') return { fireId: id, nominalAt, action };
-    const options = templateOptions(schedule.task, id);
-    const delay = jitterFor(id, schedule.jitter);
-    const task = normalizeEnqueue(schedule.task.type, schedule.task.payload, { ...options, links: { scheduleFireId: id } }, {
-      maxPayloadBytes: Number.MAX_SAFE_INTEGER,
-      defaults: {},
-    });
-    if (delay > 0) task.runAt = nominalAt + delay;
-    return { fireId: id, nominalAt, action, task };
   }
 
   private applyResults(schedule: Schedule, state: ScheduleState, batch: FireBatch, results: FireResult[], now: number): void {

@@ -4,9 +4,9 @@
  */
 import type { FireRecord, FireResult, SchedulingBackend } from '../backend/contract.js';
 import { TasklineError } from '../core/errors.js';
-import { normalizeEnqueue } from '../core/options.js';
 import { parseCron, upcoming } from './cron.js';
-import { fireId, templateOptions, validateSchedule, validateScheduleId, type Schedule, type ScheduleInput } from './schedule.js';
+import { fireBatch, fireRequest, planFires } from './plan.js';
+import { fireId, validateSchedule, validateScheduleId, type Schedule, type ScheduleInput } from './schedule.js';
 import { formatLocal } from './timezone.js';
 
 const MAX_BACKFILL = 1_000;
@@ -30,11 +30,15 @@ export class ScheduleService {
     if (input.id !== undefined && input.id !== id) {
       throw new TasklineError('TL_INVALID_SCHEDULE', `the body's id ${JSON.stringify(input.id)} differs from the schedule id ${JSON.stringify(id)}`);
     }
-    return this.backend.updateSchedule(validateSchedule({ ...input, id }));
+    const definition = validateSchedule({ ...input, id });
+    await this.flushDueFires(id);
+    return this.backend.updateSchedule(definition);
   }
 
   async upsert(input: ScheduleInput, source: 'api' | 'config' = 'api'): Promise<Schedule> {
-    return this.backend.upsertSchedule(validateSchedule(input, source));
+    const definition = validateSchedule(input, source);
+    await this.flushDueFires(definition.id);
+    return this.backend.upsertSchedule(definition);
   }
 
   async delete(id: string): Promise<void> {
@@ -99,22 +103,25 @@ export class ScheduleService {
   }
 
   private batch(schedule: Schedule, fires: [number, string][]) {
-    return {
-      scheduleId: schedule.id,
-      queue: schedule.task.queue,
-      overlap: 'allow' as const,
-      previousTaskId: null,
-      keepHistory: 1_000,
-      fires: fires.map(([nominalAt, id]) => ({
-        fireId: id,
-        nominalAt,
-        action: 'enqueue' as const,
-        task: normalizeEnqueue(schedule.task.type, schedule.task.payload, { ...templateOptions(schedule.task, id), links: { scheduleFireId: id } }, {
-          maxPayloadBytes: Number.MAX_SAFE_INTEGER,
-          defaults: {},
-        }),
-      })),
-    };
+    return fireBatch(
+      { ...schedule, state: { ...schedule.state, lastTaskId: null } },
+      fires.map(([nominalAt, id]) => fireRequest(schedule, nominalAt, 'enqueue', id)),
+      { overlap: 'allow' },
+    );
+  }
+
+  /**
+   * Before a definition changes, fires of the old one that are due but not yet handled are
+   * handled now (enqueued or recorded as missed, by the catch-up policy), so an update never
+   * drops a fire silently. Fire ids make this safe beside a running leader.
+   */
+  private async flushDueFires(id: string): Promise<void> {
+    const schedule = await this.backend.getSchedule(id);
+    if (!schedule) return;
+    const now = await this.backend.now();
+    const plan = planFires(schedule, parseCron(schedule.cron, schedule.timezone, { anchor: schedule.startAt ?? 0 }), now);
+    if (plan.fires.length === 0) return;
+    await this.backend.fire([fireBatch(schedule, plan.fires.map((f) => fireRequest(schedule, f.nominalAt, f.action)))]);
   }
 
   /** The next `count` fire times of an expression, in UTC and in its time zone. */
@@ -159,6 +166,7 @@ export class ScheduleService {
     for (const definition of definitions) {
       const current = existing.find((s) => s.id === definition.id);
       if (current && sameDefinition(current, definition)) continue;
+      if (current) await this.flushDueFires(definition.id);
       await this.backend.upsertSchedule(definition);
     }
     return { upserted: definitions.map((d) => d.id), removed };

@@ -174,6 +174,24 @@ describe.each(STORES)('scheduler on %s', (_name, openStore) => {
     expect(resumed).toMatchObject({ paused: false, pauseNote: null });
   });
 
+  it('an update first handles the old definition\'s due fires, so none is dropped silently', async () => {
+    const created = await service.create({ id: 'upd', cron: '* * * * * *', task: { type: 'old' }, overlap: 'allow', catchUp: { policy: 'skip' } });
+    // No scheduler ran; 4 s later (store clock) the schedule is changed.
+    const later = await store.reopen({ clockOffsetMs: 4_000 });
+    const laterService = new ScheduleService(later);
+    await laterService.update('upd', { cron: '0 0 * * * *', task: { type: 'new' } });
+    const history = await laterService.fires('upd', { limit: 50 });
+    const nominals = history.map((f) => f.nominalAt).sort((a, b) => a - b);
+    // Every second between the creation and the update has a record (enqueued or missed).
+    expect(nominals.length).toBeGreaterThanOrEqual(3);
+    expect(nominals[nominals.length - 1] - nominals[0]).toBe((nominals.length - 1) * 1000);
+    expect(nominals[0] - created.state.watermark).toBeLessThanOrEqual(1000);
+    expect(history.some((f) => f.outcome === 'missed')).toBe(true);
+    expect(history.some((f) => f.outcome === 'enqueued')).toBe(true);
+    const after = await laterService.get('upd');
+    expect(after).toMatchObject({ cron: '0 0 * * * *', task: { type: 'new' }, generation: 1 });
+  });
+
   it('preview lists the next fires in local time and UTC', async () => {
     const times = await service.preview({ cron: '0 30 2 * * *', timezone: 'America/New_York', count: 2, from: Date.parse('2026-03-07T12:00:00Z') });
     expect(times.map((t) => [t.local, t.utc])).toEqual([
