@@ -127,6 +127,8 @@ export type LifecycleEvent =
 export interface SubscribeOptions {
   /** Also deliver enqueued/started/retrying events, with task types. Default false (workers need only finished and cancel requests). */
   lifecycle?: boolean;
+  /** Deliver only `cancel-requested` events (what a worker needs), not every finished task. Default false. */
+  cancelsOnly?: boolean;
 }
 
 export type Unsubscribe = () => Promise<void>;

@@ -12,7 +12,7 @@ export class CancelListener implements Component {
   start(): void {
     this.unsubscribe = this.backend.subscribe((event) => {
       if (event.kind === 'cancel-requested') this.processor.active.get(event.id)?.abort('cancelled', 'cancelled by operator');
-    });
+    }, { cancelsOnly: true });
     this.unsubscribe.catch((error: unknown) => this.onError(error, this.name));
   }
 

@@ -77,6 +77,11 @@ export class RedisKeys {
     return `${this.events}:lifecycle`;
   }
 
+  /** Pub/sub channel of cancel requests for running tasks (lua/_lib.lua derives it from `events`). */
+  get cancels(): string {
+    return `${this.events}:cancel`;
+  }
+
   /** Sorted set: worker id -> heartbeat expiry. */
   get workers(): string {
     return `${this.prefix}:workers`;

@@ -37,7 +37,9 @@ export class RedisBackend implements SchedulingBackend {
   private subscriber: Redis | null = null;
   private readonly listeners = new Set<(event: BackendEvent) => void>();
   private readonly lifecycleListeners = new Set<(event: BackendEvent) => void>();
-  private lifecycleJoined: Promise<void> | null = null;
+  private readonly cancelListeners = new Set<(event: BackendEvent) => void>();
+  private readonly joined = new Map<string, Promise<void>>();
+  private subscribing: Promise<void> = Promise.resolve();
   private readonly scripts = new ScriptRunner();
   private readonly registered = new Set<string>();
   private readonly offset: string;
@@ -335,35 +337,41 @@ export class RedisBackend implements SchedulingBackend {
         }
         const event = parseEvent(message);
         if (!event) return;
+        if (event.kind === 'cancel-requested') for (const l of this.cancelListeners) l(event);
         for (const l of this.lifecycleListeners) l(event);
         if (this.listeners.size === 0) return;
         // Plain subscribers get the finished event without the type (their contract predates it).
         const plain: BackendEvent = event.kind === 'finished' ? { kind: 'finished', id: event.id, queue: event.queue, state: event.state } : event;
         for (const l of this.listeners) l(plain);
       });
-      await this.call(() => subscriber.subscribe(this.keys.events));
     }
-    if (options.lifecycle === true) {
-      // Only the task center pays for lifecycle traffic: the channel is joined on first demand.
-      if (!this.lifecycleJoined) {
-        const subscriber = this.subscriber;
-        this.lifecycleJoined = this.call(() => subscriber.subscribe(this.keys.lifecycle)).then(() => undefined);
-      }
-      try {
-        await this.lifecycleJoined;
-      } catch (error) {
-        this.lifecycleJoined = null;
-        throw error;
-      }
-      this.lifecycleListeners.add(listener);
-      return async () => {
-        this.lifecycleListeners.delete(listener);
-      };
-    }
-    this.listeners.add(listener);
+    // Channels are joined on first demand: a worker (cancelsOnly) joins only the cancel channel,
+    // so it does not receive a message for every finished task.
+    const set = options.lifecycle === true ? this.lifecycleListeners : options.cancelsOnly === true ? this.cancelListeners : this.listeners;
+    const channels = [this.keys.cancels];
+    if (set !== this.cancelListeners) channels.push(this.keys.events);
+    if (set === this.lifecycleListeners) channels.push(this.keys.lifecycle);
+    await this.join(channels);
+    set.add(listener);
     return async () => {
-      this.listeners.delete(listener);
+      set.delete(listener);
     };
+  }
+
+  /**
+   * Joins the channels not joined yet. SUBSCRIBEs go one after another: a second one sent while
+   * the connection is still connecting breaks its ready check.
+   */
+  private async join(channels: string[]): Promise<void> {
+    const fresh = channels.filter((c) => !this.joined.has(c));
+    if (fresh.length > 0) {
+      const subscriber = this.subscriber!;
+      const joined = this.subscribing.catch(() => undefined).then(() => this.call(() => subscriber.subscribe(...fresh))).then(() => undefined);
+      this.subscribing = joined;
+      for (const channel of fresh) this.joined.set(channel, joined);
+      joined.catch(() => fresh.forEach((c) => this.joined.get(c) === joined && this.joined.delete(c)));
+    }
+    for (const channel of channels) await this.joined.get(channel);
   }
 
   // ── workers ─────────────────────────────────────────────────────────────────
@@ -627,6 +635,7 @@ export class RedisBackend implements SchedulingBackend {
     this.closed = true;
     this.listeners.clear();
     this.lifecycleListeners.clear();
+    this.cancelListeners.clear();
     const connections = [this.redis, this.blocking, this.subscriber].filter((c): c is Redis => c !== null);
     await Promise.all(
       connections.map(async (c) => {

@@ -98,9 +98,10 @@ local function finish(id, m, state, retention)
   m.s = state
   m.f = NOW
   m.n = nil
-  m.x = nil
   redis.call('ZADD', ZSET_OF[state], NOW + (m.r or retention), id)
-  redis.call('SREM', K_CANCEL, id)
+  -- m.x is set exactly while the id is in K_CANCEL (OPERATIONS.cancel sets both).
+  if m.x then redis.call('SREM', K_CANCEL, id) end
+  m.x = nil
   announce_finished(id, state, m.t)
 end
 
@@ -262,7 +263,8 @@ function OPERATIONS.cancel(id, m, retention)
     redis.call('SADD', K_CANCEL, id)
     m.x = 1
     put_meta(id, m)
-    redis.call('PUBLISH', CHANNEL, 'c\t' .. QUEUE .. '\t' .. id)
+    -- On a channel of its own: workers listen to this one only, not to every finished task.
+    redis.call('PUBLISH', CHANNEL .. ':cancel', 'c\t' .. QUEUE .. '\t' .. id)
     return 'requested'
   end
   if s ~= 'queued' and s ~= 'scheduled' and s ~= 'retrying' then return 'invalid:' .. s end
