@@ -46,6 +46,16 @@ export interface SchedulerEvents {
   error: [error: unknown];
 }
 
+/** How early the next fires are prepared (listing and planning), in ms. */
+const LOOKAHEAD_MS = 250;
+
+interface PreparedTick {
+  batches: FireBatch[];
+  pending: { schedule: Schedule; state: ScheduleState; batch: FireBatch | null }[];
+  nextDue: number;
+  behind: boolean;
+}
+
 interface CompiledSchedule {
   cron: CronSchedule;
   key: string;
@@ -133,14 +143,50 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return cron;
   }
 
-  /** Fires everything due; returns how long to sleep (host ms) before the next look. */
+  /**
+   * Fires everything due; returns how long to sleep (host ms) before the next look. When the next
+   * fire is less than LOOKAHEAD_MS away, its fires are prepared now and sent the moment they are
+   * due, so listing and planning stay off the fire lag.
+   */
   private async tick(): Promise<number> {
     const epoch = this.epoch!;
     const now = await this.backend.now();
     const offset = now - this.clock.now();
     const schedules = await this.backend.listSchedules();
+    let prepared = this.prepare(schedules, now);
+    if (prepared.batches.length === 0 && prepared.nextDue - now <= LOOKAHEAD_MS) {
+      const dueAt = prepared.nextDue;
+      prepared = this.prepare(schedules, dueAt);
+      await sleep(Math.max(0, dueAt - offset - this.clock.now()), this.stopping.signal);
+      if (this.stopping.signal.aborted) return 0;
+    }
+    const { batches, pending, nextDue, behind } = prepared;
+    const results = await this.backend.fire(batches);
+    const updates: ScheduleUpdate[] = [];
+    for (const entry of pending) {
+      if (entry.batch) {
+        const batchResults = results[batches.indexOf(entry.batch)];
+        this.applyResults(entry.schedule, entry.state, entry.batch, batchResults, this.clock.now() + offset);
+      }
+      updates.push({ id: entry.schedule.id, generation: entry.schedule.generation, state: entry.state });
+    }
+    if (updates.length > 0 && !(await this.backend.advanceSchedules(this.id, epoch, updates))) {
+      // Fenced out: another instance leads now. Fires already claimed stay exactly-once.
+      this.epoch = null;
+      this.leaseRenewAt = 0;
+      this.emit('follower');
+      return this.maxSleepMs;
+    }
+    if (behind) return 0;
+    const untilDue = nextDue === Infinity ? this.maxSleepMs : nextDue - offset - this.clock.now() - LOOKAHEAD_MS;
+    const untilRenew = this.leaseRenewAt - this.clock.now();
+    return Math.max(0, Math.min(this.maxSleepMs, untilDue, untilRenew));
+  }
+
+  /** Plans every schedule as of `now` (store time): the fire batches and the new run states. */
+  private prepare(schedules: Schedule[], now: number): PreparedTick {
     const batches: FireBatch[] = [];
-    const pending: { schedule: Schedule; state: ScheduleState; batch: FireBatch | null }[] = [];
+    const pending: PreparedTick['pending'] = [];
     let nextDue = Infinity;
     let behind = false;
     for (const schedule of schedules) {
@@ -167,26 +213,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       }
       if (batch || !sameState(state, schedule.state)) pending.push({ schedule, state, batch });
     }
-    const results = await this.backend.fire(batches);
-    const updates: ScheduleUpdate[] = [];
-    for (const entry of pending) {
-      if (entry.batch) {
-        const batchResults = results[batches.indexOf(entry.batch)];
-        this.applyResults(entry.schedule, entry.state, entry.batch, batchResults, now);
-      }
-      updates.push({ id: entry.schedule.id, generation: entry.schedule.generation, state: entry.state });
-    }
-    if (updates.length > 0 && !(await this.backend.advanceSchedules(this.id, epoch, updates))) {
-      // Fenced out: another instance leads now. Fires already claimed stay exactly-once.
-      this.epoch = null;
-      this.leaseRenewAt = 0;
-      this.emit('follower');
-      return this.maxSleepMs;
-    }
-    if (behind) return 0;
-    const untilDue = nextDue === Infinity ? this.maxSleepMs : nextDue - offset - this.clock.now();
-    const untilRenew = this.leaseRenewAt - this.clock.now();
-    return Math.max(0, Math.min(this.maxSleepMs, untilDue, untilRenew));
+    return { batches, pending, nextDue, behind };
   }
 
   private applyResults(schedule: Schedule, state: ScheduleState, batch: FireBatch, results: FireResult[], now: number): void {
