@@ -59,7 +59,7 @@ function configFor(quick) {
     bulk: { count: quick ? 20_000 : 100_000, batch: 1_000, warmup: 5_000 },
     process: { count: quick ? 10_000 : 50_000, concurrency: 50, fillBatch: 1_000 },
     latency: { rate: 1_000, durationS: quick ? 3 : 10, warmupS: 1, concurrency: 50 },
-    idle: { concurrency: 50, settleMs: 2_000, windowMs: quick ? 5_000 : 20_000 },
+    idle: { concurrency: 50, settleMs: 2_000, windowMs: quick ? 15_000 : 60_000 },
   };
 }
 

@@ -4,7 +4,7 @@ export const SETTINGS = {
   taskline: {
     prefix: 'tl',
     enqueue: 'client.enqueue(type, payload, { queue }) / client.enqueueMany([{ type, payload, options: { queue } }]), default options',
-    worker: 'new Worker(backend, { concurrency, queues: [queue] }); other options default (lease 30 s, idleWait 5 s, heartbeat/recover/forward every 5 s)',
+    worker: 'new Worker(backend, { concurrency, queues: [queue] }); other options default (lease 30 s, idleWait 30 s, forward + recover every 15 s in one round trip, heartbeat every 15 s)',
     retention: 'completed tasks kept 24 h (the default; Taskline has no remove-on-complete)',
   },
   bullmq: {

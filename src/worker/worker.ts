@@ -12,7 +12,7 @@ import type { Execution, TaskContext, TaskMeta } from './context.js';
 import { HandlerRegistry, type Handler } from './handlers.js';
 import { Heartbeat } from './heartbeat.js';
 import { createLeaseKeeper } from './lease-keeper.js';
-import { createForwarder, createJanitor, createRecoverer } from './maintenance.js';
+import { createJanitor, createMaintenance } from './maintenance.js';
 import { Processor } from './processor.js';
 import { parseQueues, QueuePicker } from './queue-picker.js';
 import { TimeoutWatch } from './timeout-watch.js';
@@ -35,15 +35,15 @@ export interface WorkerOptions {
   isFailure?: (error: unknown) => boolean;
   /** A stable id for this worker. Default: a random id. */
   id?: string;
-  /** ms between recoveries of expired leases. Default 5 000. */
+  /** ms between recoveries of expired leases (with the forwarder, in one round trip). Default 15 000. */
   recoverInterval?: number;
-  /** ms between moves of due scheduled/retrying tasks. Default 5 000. */
+  /** ms between moves of due scheduled/retrying tasks; an idle processor also wakes when the next one is due. Default 15 000. */
   forwardInterval?: number;
   /** ms between deletions of finished tasks past retention. Default 60 000. */
   janitorInterval?: number;
-  /** ms between heartbeats. Default 5 000. */
+  /** ms between heartbeats; a worker is listed until 3 intervals after its last one. Default 15 000. */
   heartbeatInterval?: number;
-  /** Longest single wait on the store while idle, in ms. Default 5 000. */
+  /** Longest single wait on the store while idle and nothing is scheduled, in ms (new tasks wake it at once). Default 30 000. */
   idleWait?: number;
 }
 
@@ -84,8 +84,8 @@ const KNOWN_OPTIONS = new Set([
 
 /**
  * Pulls tasks from the store and runs their handlers. Composed of small components with one
- * start/stop shape: processor, lease keeper, cancel listener, forwarder, recoverer, janitor,
- * heartbeat.
+ * start/stop shape: processor, lease keeper, cancel listener, maintenance (forwarder and
+ * recoverer), janitor, heartbeat.
  */
 export class Worker extends EventEmitter<WorkerEvents> {
   readonly id: string;
@@ -123,7 +123,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       workerId: this.id,
       concurrency: this.concurrency,
       leaseMs: this.leaseMs,
-      idleWaitMs: positive('idleWait', options.idleWait, 5_000),
+      idleWaitMs: positive('idleWait', options.idleWait, 30_000),
       picker: this.picker,
       acker: this.acker,
       timeouts: this.timeouts,
@@ -135,14 +135,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.components = [
       createLeaseKeeper(backend, this.processor, this.leaseMs, onError),
       new CancelListener(backend, this.processor, onError),
-      createForwarder(backend, queues, positive('forwardInterval', options.forwardInterval, 5_000), onError, () => this.processor.poke()),
-      createRecoverer(backend, queues, positive('recoverInterval', options.recoverInterval, 5_000), onError, () => this.processor.poke()),
+      createMaintenance(
+        backend,
+        queues,
+        { forwardMs: positive('forwardInterval', options.forwardInterval, 15_000), recoverMs: positive('recoverInterval', options.recoverInterval, 15_000) },
+        onError,
+        () => this.processor.poke(),
+      ),
       createJanitor(backend, queues, positive('janitorInterval', options.janitorInterval, 60_000), onError),
       new Heartbeat(
         backend,
         { id: this.id, queues, concurrency: this.concurrency, startedAt: Date.now() },
         this.processor,
-        positive('heartbeatInterval', options.heartbeatInterval, 5_000),
+        positive('heartbeatInterval', options.heartbeatInterval, 15_000),
         onError,
       ),
     ];

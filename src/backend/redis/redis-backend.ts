@@ -378,12 +378,12 @@ export class RedisBackend implements SchedulingBackend {
 
   async heartbeat(info: WorkerInfo, ttlMs: number): Promise<void> {
     const now = await this.now();
+    // Two independent idempotent writes: pipelined, without MULTI/EXEC (two commands fewer per beat).
     await this.call(() =>
-      this.redis
-        .multi()
-        .set(this.keys.worker(info.id), JSON.stringify({ ...info, lastHeartbeatAt: now }), 'PX', ttlMs)
-        .zadd(this.keys.workers, now + ttlMs, info.id)
-        .exec(),
+      Promise.all([
+        this.redis.set(this.keys.worker(info.id), JSON.stringify({ ...info, lastHeartbeatAt: now }), 'PX', ttlMs),
+        this.redis.zadd(this.keys.workers, now + ttlMs, info.id),
+      ]),
     );
   }
 
