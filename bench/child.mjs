@@ -51,7 +51,8 @@ function onError(error) {
 }
 
 async function loadSystem(name) {
-  if (name === 'taskline') return import('./system-taskline.mjs');
+  // 'sqlite' is Taskline with a sqlite: URL (the adapter connects to whatever URL it is given).
+  if (name === 'taskline' || name === 'sqlite') return import('./system-taskline.mjs');
   if (name === 'bullmq') return import('./system-bullmq.mjs');
   throw new Error(`unknown system ${name}`);
 }

@@ -8,7 +8,7 @@
 // Every measurement runs in a fresh child process (bench/child.mjs) that loads only the library
 // under test; this process only starts Redis, reads INFO around each measurement, and reports.
 import { execFileSync, fork } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -24,7 +24,7 @@ const RESULTS = join(HERE, 'results', 'latest.json');
 const require = createRequire(import.meta.url);
 const SYSTEMS = ['taskline', 'bullmq'];
 const LABEL = { taskline: 'Taskline', bullmq: 'BullMQ' };
-const SCENARIOS = ['enqueue-one', 'bulk', 'process', 'latency', 'idle'];
+const SCENARIOS = ['enqueue-one', 'bulk', 'process', 'latency', 'idle', 'sqlite', 'redis-benchmark'];
 
 // ── options ────────────────────────────────────────────────────────────────────
 
@@ -70,7 +70,7 @@ const LIMITS = {
   process: 120_000,
   latency: (cfg) => (cfg.latency.durationS + cfg.latency.warmupS) * 1000 + 40_000,
   idle: (cfg) => cfg.idle.settleMs + cfg.idle.windowMs + 30_000,
-  run: (quick) => (quick ? 5 : 10) * 60_000,
+  run: (quick) => (quick ? 8 : 20) * 60_000,
 };
 
 // ── processes and cleanup ──────────────────────────────────────────────────────
@@ -390,6 +390,114 @@ async function main() {
     });
   }
 
+  // ── the same scenarios on the SQLite backend (no peer) ─────────────────────────
+  const sqliteRounds = {};
+  if (selected.includes('sqlite')) {
+    const dir = mkdtempSync(join(os.tmpdir(), 'taskline-bench-sqlite-'));
+    const file = join(dir, 'bench.db');
+    const url = `sqlite:${file}`;
+    const files = [file, `${file}-wal`, `${file}-shm`];
+    const fresh = () => files.forEach((f) => rmSync(f, { force: true }));
+    const bytesOnDisk = () => files.reduce((sum, f) => sum + (statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
+    const put = (key, value) => (sqliteRounds[key] ??= []).push(value);
+    const sqliteScenario = async (title, measure) => {
+      for (let round = 0; round < options.rounds; round++) {
+        fresh();
+        try {
+          const line = await measure();
+          const load = os.loadavg()[0];
+          loads.push(load);
+          console.log(`[${elapsed()}] ${title} · round ${round + 1}/${options.rounds} · SQLite   ${line} [load ${load.toFixed(1)}]`);
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          errors.push({ scenario: title, system: 'sqlite', round: round + 1, message });
+          console.log(`[${elapsed()}] ${title} · round ${round + 1}/${options.rounds} · SQLite   FAILED: ${message.split('\n')[0]}`);
+        }
+      }
+    };
+    try {
+      await sqliteScenario('S1 enqueue one-by-one', async () => {
+        const { result } = await runOnce('sqlite', 'enqueue-one', cfg.enqueueOne, url, LIMITS['enqueue-one']);
+        put('enqueueOne', result.perSecond);
+        put('enqueueOneCpu', result.cpuMicrosPerTask);
+        return `${formatNumber(result.perSecond)} tasks/s; producer CPU ${formatNumber(result.cpuMicrosPerTask)} µs/task`;
+      });
+      await sqliteScenario('S2 bulk enqueue      ', async () => {
+        const before = bytesOnDisk();
+        const { result } = await runOnce('sqlite', 'enqueue-bulk', cfg.bulk, url, LIMITS['enqueue-bulk']);
+        // The warm-up queue is in the file too: count it with the measured tasks.
+        const perTask = (bytesOnDisk() - before) / (cfg.bulk.count + cfg.bulk.warmup);
+        put('bulk', result.perSecond);
+        put('memoryPerTask', perTask);
+        return `${formatNumber(result.perSecond)} tasks/s; file (db + WAL) ${formatNumber(perTask)} B/task`;
+      });
+      await sqliteScenario('S3 process no-op     ', async () => {
+        const p = cfg.process;
+        await runOnce('sqlite', 'enqueue-bulk', { count: p.count, batch: p.fillBatch, warmup: 0 }, url, LIMITS['enqueue-bulk']);
+        const { result } = await runOnce('sqlite', 'process', { count: p.count, concurrency: p.concurrency }, url, LIMITS.process);
+        if (result.errors > 0) throw new Error(`${result.errors} errors in the worker, first: ${result.firstError}`);
+        put('process', result.perSecond);
+        put('rss', result.maxRssMB);
+        put('workerCpuPerTask', result.cpuMicrosPerTask);
+        return `${formatNumber(result.perSecond)} tasks/s; worker CPU ${formatNumber(result.cpuMicrosPerTask)} µs/task; peak RSS ${formatNumber(result.maxRssMB)} MB`;
+      });
+      await sqliteScenario('S4 latency @1000/s   ', async () => {
+        const p = cfg.latency;
+        const total = p.rate * (p.durationS + p.warmupS);
+        const limit = LIMITS.latency(cfg);
+        const worker = startChild('sqlite', 'latency-worker', { concurrency: p.concurrency, total, skip: p.rate * p.warmupS }, url, limit);
+        let producer = null;
+        try {
+          await worker.next('ready');
+          producer = startChild('sqlite', 'latency-producer', { rate: p.rate, total }, url, limit);
+          await producer.next('ready');
+          worker.send({ type: 'go' });
+          producer.send({ type: 'go' });
+          const sent = (await producer.next('done')).result;
+          const seen = (await worker.next('done')).result;
+          await Promise.all([producer.finish(), worker.finish()]);
+          if (seen.errors > 0) throw new Error(`${seen.errors} errors in the worker, first: ${seen.firstError}`);
+          put('latencyP50', seen.p50);
+          put('latencyP99', seen.p99);
+          return `p50 ${formatNumber(seen.p50)} ms, p99 ${formatNumber(seen.p99)} ms (producer ${formatNumber(sent.achievedRate)}/s)`;
+        } finally {
+          worker.kill();
+          producer?.kill();
+        }
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  // ── context: redis-benchmark on the same machine and Redis ─────────────────────
+  let redisBenchmark = null;
+  if (selected.includes('redis-benchmark')) {
+    await flush();
+    const binary = process.env.REDIS_BENCHMARK || 'redis-benchmark';
+    const requests = options.quick ? 50_000 : 200_000;
+    const runBenchmark = (pipeline) => {
+      const out = execFileSync(binary, ['-h', '127.0.0.1', '-p', String(server.port), '-q', '-n', String(requests), '-c', '50', '-P', String(pipeline), '-t', 'set,get,lpush,rpop,zadd'], {
+        stdio: ['ignore', 'pipe', 'ignore'], timeout: 120_000,
+      }).toString();
+      const rates = {};
+      // Lines look like "SET: 123456.79 requests per second, p50=0.215 msec" (progress lines end in \r).
+      for (const line of out.split(/[\r\n]+/)) {
+        const match = /^([A-Z_]+)[^:]*: ([\d.]+) requests per second/.exec(line.trim());
+        if (match) rates[match[1]] = Number(match[2]);
+      }
+      return rates;
+    };
+    try {
+      redisBenchmark = { requests, clients: 50, unpipelined: runBenchmark(1), pipelined16: runBenchmark(16) };
+      const rates = Object.keys(redisBenchmark.unpipelined).map((cmd) => `${cmd} ${formatNumber(redisBenchmark.unpipelined[cmd])} → ${formatNumber(redisBenchmark.pipelined16[cmd])}`);
+      console.log(`[${elapsed()}] redis-benchmark (50 clients, ${requests} requests, unpipelined → -P 16), commands/s: ${rates.join('; ')}`);
+    } catch (error) {
+      console.log(`[${elapsed()}] redis-benchmark FAILED: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    }
+    await flush();
+  }
+
   // ── report ───────────────────────────────────────────────────────────────────
   const ROWS = [
     ['enqueue-one', 'enqueueOne', `enqueue one-by-one, ${cfg.enqueueOne.inFlight} in flight (tasks/s)`, 'higher'],
@@ -430,6 +538,46 @@ async function main() {
   console.log('');
   console.log(renderTable(['scenario', 'Taskline', 'BullMQ', 'ratio'], table));
   console.log('');
+  const sqliteResults = {};
+  if (selected.includes('sqlite')) {
+    const SQLITE_ROWS = [
+      ['enqueueOne', `enqueue one-by-one, ${cfg.enqueueOne.inFlight} in flight (tasks/s)`],
+      ['bulk', `bulk enqueue, batches of ${cfg.bulk.batch} (tasks/s)`],
+      ['process', `process ${formatNumber(cfg.process.count)} no-op, concurrency ${cfg.process.concurrency} (tasks/s)`],
+      ['latencyP50', `latency enqueue→start @${cfg.latency.rate}/s, p50 (ms)`],
+      ['latencyP99', `latency enqueue→start @${cfg.latency.rate}/s, p99 (ms)`],
+      ['rss', 'worker peak RSS during the process run (MB)'],
+      ['enqueueOneCpu', 'producer CPU per task, one-by-one (µs)'],
+      ['workerCpuPerTask', 'worker CPU per processed task (µs)'],
+      ['memoryPerTask', 'database file (db + WAL) per queued task (bytes)'],
+    ];
+    const sqliteTable = SQLITE_ROWS.map(([key, label]) => {
+      sqliteResults[key] = { label, value: median(sqliteRounds[key] ?? []), rounds: sqliteRounds[key] ?? [] };
+      return [label, formatNumber(sqliteResults[key].value)];
+    });
+    console.log(`SQLite backend (one file in a temporary directory, WAL; the same scenarios, median of ${options.rounds}):`);
+    console.log('');
+    console.log(renderTable(['scenario', 'Taskline on SQLite'], sqliteTable));
+    console.log('');
+  }
+  if (redisBenchmark) {
+    const cmds = Object.keys(redisBenchmark.unpipelined);
+    console.log(`Context: redis-benchmark on this machine and Redis (50 clients, ${redisBenchmark.requests} requests each), commands/s:`);
+    console.log('');
+    console.log(renderTable(['command', 'unpipelined', 'pipelined (-P 16)'], cmds.map((c) => [c, formatNumber(redisBenchmark.unpipelined[c]), formatNumber(redisBenchmark.pipelined16[c])])));
+    const process_ = results.process;
+    const perTask = results.commandsPerTask;
+    if (process_?.taskline && perTask?.taskline) {
+      console.log('');
+      console.log(
+        `During the process run Redis executed ${formatNumber(process_.taskline * perTask.taskline)} commands/s for Taskline ` +
+          `(${formatNumber(perTask.taskline)} per task × ${formatNumber(process_.taskline)} tasks/s) and ` +
+          `${formatNumber((process_.bullmq ?? 0) * (perTask.bullmq ?? 0))} for BullMQ.`,
+      );
+    }
+    console.log('');
+  }
+
   if (errors.length > 0) {
     console.log(`${errors.length} measurement(s) failed (medians use the remaining rounds):`);
     for (const e of errors) console.log(`  - ${e.scenario.trim()} round ${e.round} ${LABEL[e.system]}: ${e.message.split('\n')[0]}`);
@@ -442,6 +590,8 @@ async function main() {
     versions,
     settings,
     results,
+    sqlite: sqliteResults,
+    redisBenchmark,
     details: { commandsPerTaskByCommand: rounds.commandBreakdown, latency: rounds.latencyDetail, idleCommands: rounds.idleBreakdown },
     errors,
   };
