@@ -11,6 +11,8 @@ import { reportFires, startScheduler, supportsSchedules } from './start-schedule
 
 export interface DevScheduler {
   running: boolean;
+  /** Starts firing (after the banner is printed). */
+  start(): void;
   /** Stops the scheduler (nothing when it is not running). */
   stop(): Promise<void>;
   /** Banner lines for people. */
@@ -23,16 +25,22 @@ export async function startDevScheduler(ctx: CliContext, backend: Backend): Prom
   if (!supportsSchedules(backend)) {
     return {
       running: false,
+      start: () => undefined,
       stop: async () => undefined,
       lines: [`  scheduler   not running: the ${backend.kind} store of this build has no schedules yet (use --backend redis://…)`],
       json: { running: false, reason: `the ${backend.kind} store of this build has no schedules yet` },
     };
   }
-  const started = await startScheduler(backend, ctx.settings, { defaults: exampleSchedules(), beforeStart: (scheduler) => reportFires(ctx, scheduler) });
+  const started = await startScheduler(backend, ctx.settings, {
+    defaults: exampleSchedules(),
+    beforeStart: (scheduler) => reportFires(ctx, scheduler),
+    start: false,
+  });
   const { scheduler, reconciled, schedules } = started;
   const removed = reconciled.removed.length === 0 ? '' : `; removed ${reconciled.removed.join(', ')} (no longer in the config)`;
   return {
     running: true,
+    start: () => scheduler.start(),
     stop: () => scheduler.stop(),
     lines: [
       `  scheduler   running (${scheduler.id}, leader lease ${formatDuration(ctx.settings.lockTtlMs)}): ${schedules.length} schedule${schedules.length === 1 ? '' : 's'}${removed}`,

@@ -52,6 +52,8 @@ export interface StartSchedulerOptions {
   scheduler?: SchedulerOptions;
   /** Called before the scheduler starts, to attach listeners. */
   beforeStart?: (scheduler: Scheduler) => void;
+  /** Start the scheduler now; false leaves `scheduler.start()` to the caller. Default true. */
+  start?: boolean;
 }
 
 export interface RunningScheduler {
@@ -65,7 +67,7 @@ export interface RunningScheduler {
 
 /**
  * Reconciles the config-owned schedules (`defaults`, then `config.schedules`) and starts a
- * Scheduler. A schedule of the config file that is not valid fails with TL_INVALID_CONFIG naming
+ * Scheduler (unless `start: false`). A schedule of the config file that is not valid fails with TL_INVALID_CONFIG naming
  * the file and the schedule, before anything is changed. Stop it with `await scheduler.stop()`.
  */
 export async function startScheduler(backend: Backend, config: SchedulerConfig, options: StartSchedulerOptions = {}): Promise<RunningScheduler> {
@@ -77,7 +79,7 @@ export async function startScheduler(backend: Backend, config: SchedulerConfig, 
   const schedules = (await store.listSchedules()).map((schedule) => ({ schedule, nextRunAt: nextFire(schedule, now) }));
   const scheduler = new Scheduler(store, { leaseMs: config.lockTtlMs, ...options.scheduler });
   options.beforeStart?.(scheduler);
-  scheduler.start();
+  if (options.start !== false) scheduler.start();
   return { scheduler, service, reconciled, schedules };
 }
 

@@ -92,12 +92,12 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
     expect(dev.stdout).toMatch(/^ {2}scheduler {3}running .*: 4 schedules$/m);
     expect(dev.stdout).toMatch(/^ {4}tick +\* \* \* \* \* \* +UTC +clean_expired_sessions → default +\S+ \d\d:\d\d:\d\d \+00:00 \(\S+ \S+Z\)$/m);
     const [, taskId] = await dev.waitFor(/completed +clean_expired_sessions +(schedule:tick:1:\d+) +queue=default attempt=1/, 60_000);
-    expect(dev.stdout).toMatch(new RegExp(`fire +tick +${taskId} +enqueued lag \\d+ms`));
+    expect(dev.stdout).toMatch(new RegExp(`fire +tick +${taskId} +enqueued lag \\d+(ms|s)`));
 
     const fires = parseJson(await cli('--json', 'schedule', 'fires', 'tick'));
     expect(fires.fires).toContainEqual(expect.objectContaining({ fireId: taskId, taskId, outcome: 'enqueued', taskState: 'completed' }));
     // Within 1 s on an idle machine; loose here, as CI machines are shared.
-    for (const fire of fires.fires) expect(fire.lagMs).toBeLessThan(5_000);
+    for (const fire of fires.fires.filter((f: { outcome: string }) => f.outcome === 'enqueued')) expect(fire.lagMs).toBeLessThan(5_000);
     const ls = parseJson(await cli('--json', 'schedule', 'ls'));
     expect(ls.schedules.map((s: { id: string; source: string }) => `${s.id}:${s.source}`)).toEqual(['external-sync:config', 'session-cleanup:config', 'tick:config', 'weekly-report:config']);
     expect(ls.schedules[2].lastOutcome).toBe('enqueued');

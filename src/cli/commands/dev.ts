@@ -62,6 +62,7 @@ export function registerDevCommand(program: Command): void {
           ctx.out.line(`  try         ${invocation()} enqueue report:generate '{"title":"Demo"}' --definitions ${definitionsPath()} --wait`);
           ctx.out.line('ready — Ctrl-C stops (running tasks finish first)');
         }
+        scheduling.start(); // after the banner, so that its events follow it
         await runUntilSignal(ctx, worker, [scheduling, api]);
       }),
     );
