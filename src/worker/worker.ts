@@ -16,6 +16,7 @@ import { createJanitor, createMaintenance } from './maintenance.js';
 import { Processor } from './processor.js';
 import { parseQueues, QueuePicker } from './queue-picker.js';
 import { TimeoutWatch } from './timeout-watch.js';
+import { traceContextMiddleware } from '../observability/tracing.js';
 
 /** Options of a Worker (DESIGN §3). Each default is given in its comment. */
 export interface WorkerOptions {
@@ -90,7 +91,8 @@ const KNOWN_OPTIONS = new Set([
 export class Worker extends EventEmitter<WorkerEvents> {
   readonly id: string;
   private readonly registry = new HandlerRegistry();
-  private readonly middleware: Middleware[] = [];
+  /** The trace context of the producer wraps every handler (W3C headers; a no-op without an OpenTelemetry SDK). */
+  private readonly middleware: Middleware[] = [traceContextMiddleware];
   private readonly concurrency: number;
   private readonly leaseMs: number;
   private readonly shutdownTimeout: number;

@@ -70,14 +70,12 @@ export function registerDevCommand(program: Command): void {
 
 /** The task center's HTTP API on PORT, sharing the worker's metrics; a busy port is reported, not fatal. */
 async function startDevApi(ctx: CliContext, backend: Backend, worker: Worker) {
-  const [{ startTaskCenter }, { createRegistry, instrumentWorker }, { traceContextMiddleware }] = await Promise.all([
+  const [{ startTaskCenter }, { createRegistry, instrumentWorker }] = await Promise.all([
     import('../../server/task-center.js'),
     import('../../server/metrics.js'),
-    import('../../observability/tracing.js'),
   ]);
   const registry = createRegistry();
   instrumentWorker(worker, registry);
-  worker.use(traceContextMiddleware);
   try {
     const center = await startTaskCenter({ backend, port: ctx.settings.port, apiToken: ctx.settings.apiToken, readToken: ctx.settings.readToken, registry });
     return { stop: () => center.stop(), line: `  http api    ${center.url}/api/v1 · metrics ${center.url}/metrics · OpenAPI ${center.url}/openapi.json`, json: { running: true, url: center.url } };

@@ -40,13 +40,11 @@ export function registerWorkerCommand(program: Command): void {
           shutdownTimeout: options.shutdownTimeout,
         });
         await register(worker);
-        const [{ createRegistry, instrumentWorker }, { serveMetrics }, { traceContextMiddleware }, { createLogger, logWorkerTasks }] = await Promise.all([
+        const [{ createRegistry, instrumentWorker }, { serveMetrics }, { createLogger, logWorkerTasks }] = await Promise.all([
           import('../../server/metrics.js'),
           import('../../observability/metrics-endpoint.js'),
-          import('../../observability/tracing.js'),
           import('../../observability/logging.js'),
         ]);
-        worker.use(traceContextMiddleware);
         const registry = createRegistry();
         instrumentWorker(worker, registry);
         if (options.log === 'json') logWorkerTasks(worker, createLogger('taskline-worker'));
