@@ -3,14 +3,17 @@
  * schedules, reconciled as config-owned, then a Scheduler firing them; and the banner lines.
  */
 import type { Backend } from '../backend/contract.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
 import { exampleSchedules } from '../examples/schedules.js';
 import { scheduleLines } from './commands/schedule.js';
 import type { CliContext } from './context.js';
 import { formatDuration } from './output.js';
-import { reportFires, startScheduler, supportsSchedules } from './start-scheduler.js';
+import { reportFires, startScheduler } from './start-scheduler.js';
 
 export interface DevScheduler {
   running: boolean;
+  /** The scheduler, so the task center can follow its fires (metrics, events). */
+  scheduler: Scheduler;
   /** Starts firing (after the banner is printed). */
   start(): void;
   /** Stops the scheduler (nothing when it is not running). */
@@ -22,15 +25,6 @@ export interface DevScheduler {
 }
 
 export async function startDevScheduler(ctx: CliContext, backend: Backend): Promise<DevScheduler> {
-  if (!supportsSchedules(backend)) {
-    return {
-      running: false,
-      start: () => undefined,
-      stop: async () => undefined,
-      lines: [`  scheduler   not running: the ${backend.kind} store of this build has no schedules yet (use --backend redis://…)`],
-      json: { running: false, reason: `the ${backend.kind} store of this build has no schedules yet` },
-    };
-  }
   const started = await startScheduler(backend, ctx.settings, {
     defaults: exampleSchedules(),
     beforeStart: (scheduler) => reportFires(ctx, scheduler),
@@ -40,6 +34,7 @@ export async function startDevScheduler(ctx: CliContext, backend: Backend): Prom
   const removed = reconciled.removed.length === 0 ? '' : `; removed ${reconciled.removed.join(', ')} (no longer in the config)`;
   return {
     running: true,
+    scheduler,
     start: () => scheduler.start(),
     stop: () => scheduler.stop(),
     lines: [

@@ -4,7 +4,7 @@
  * a Scheduler. Any number of these processes may run on one store; one leads at a time.
  */
 import { basename } from 'node:path';
-import type { Backend, SchedulingBackend } from '../backend/contract.js';
+import type { Backend } from '../backend/contract.js';
 import { TasklineError } from '../core/errors.js';
 import { parseCron } from '../scheduler/cron.js';
 import { planFires } from '../scheduler/plan.js';
@@ -13,18 +13,6 @@ import { Scheduler, type SchedulerOptions } from '../scheduler/scheduler.js';
 import { ScheduleService } from '../scheduler/service.js';
 import type { CliContext } from './context.js';
 import { formatDuration, formatTime } from './output.js';
-
-/** True when the store implements the schedule operations. */
-export function supportsSchedules(backend: Backend): boolean {
-  const store = backend as Partial<SchedulingBackend>;
-  return typeof store.listSchedules === 'function' && typeof store.fire === 'function' && typeof store.acquireLeadership === 'function';
-}
-
-/** The store as a SchedulingBackend, or a one-line error when it has no schedules. */
-export function requireSchedules(backend: Backend): SchedulingBackend {
-  if (supportsSchedules(backend)) return backend;
-  throw new TasklineError('TL_STORE_ERROR', `the ${backend.kind} store of this build does not support schedules yet; use a Redis store (--backend redis://host:port)`);
-}
 
 /** A schedule's next fire after `now` (store clock): null when paused, ended or never again. */
 export function nextFire(schedule: Schedule, now: number): number | null {
@@ -71,7 +59,7 @@ export interface RunningScheduler {
  * the file and the schedule, before anything is changed. Stop it with `await scheduler.stop()`.
  */
 export async function startScheduler(backend: Backend, config: SchedulerConfig, options: StartSchedulerOptions = {}): Promise<RunningScheduler> {
-  const store = requireSchedules(backend);
+  const store = backend;
   const inputs = configSchedules(config, options.defaults ?? []);
   const service = new ScheduleService(store);
   const reconciled = await service.reconcile(inputs);

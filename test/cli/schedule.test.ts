@@ -4,13 +4,12 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SchedulingBackend } from '../../src/backend/contract.js';
-import { requireSchedules } from '../../src/cli/start-scheduler.js';
 import { BACKEND_KINDS, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';
 
 describe.each(BACKEND_KINDS)('taskline schedule on %s', (kind) => {
   let store: CliStore;
   const cli = (...args: string[]) => runCli([...store.args, ...args], { cwd: store.dir, timeoutMs: 60_000 });
-  const open = async (): Promise<SchedulingBackend> => requireSchedules(await store.open());
+  const open = async (): Promise<SchedulingBackend> => store.open();
 
   beforeEach(async () => {
     store = await cliStore(kind);

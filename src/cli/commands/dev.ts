@@ -11,6 +11,7 @@ import { VERSION } from '../../version.js';
 import { positiveInt } from '../args.js';
 import type { Backend } from '../../backend/contract.js';
 import type { Worker } from '../../worker/worker.js';
+import type { Scheduler } from '../../scheduler/scheduler.js';
 import type { CliContext } from '../context.js';
 import { withContext } from '../run.js';
 
@@ -39,7 +40,7 @@ export function registerDevCommand(program: Command): void {
         const types = registerExamples(worker, examples);
         reportAttempts(ctx, worker);
         const scheduling = await startDevScheduler(ctx, backend);
-        const api = await startDevApi(ctx, backend, worker);
+        const api = await startDevApi(ctx, backend, worker, scheduling.scheduler);
         const store = ctx.settings.backend.startsWith('sqlite:')
           ? `${ctx.backendLabel} (embedded, ${resolve(ctx.settings.backend.slice('sqlite:'.length))})`
           : ctx.backendLabel;
@@ -69,7 +70,7 @@ export function registerDevCommand(program: Command): void {
 }
 
 /** The task center's HTTP API on PORT, sharing the worker's metrics; a busy port is reported, not fatal. */
-async function startDevApi(ctx: CliContext, backend: Backend, worker: Worker) {
+async function startDevApi(ctx: CliContext, backend: Backend, worker: Worker, scheduler: Scheduler) {
   const [{ startTaskCenter }, { createRegistry, instrumentWorker }] = await Promise.all([
     import('../../server/task-center.js'),
     import('../../server/metrics.js'),
@@ -77,7 +78,7 @@ async function startDevApi(ctx: CliContext, backend: Backend, worker: Worker) {
   const registry = createRegistry();
   instrumentWorker(worker, registry);
   try {
-    const center = await startTaskCenter({ backend, port: ctx.settings.port, apiToken: ctx.settings.apiToken, readToken: ctx.settings.readToken, registry });
+    const center = await startTaskCenter({ backend, port: ctx.settings.port, apiToken: ctx.settings.apiToken, readToken: ctx.settings.readToken, registry, scheduler });
     return { stop: () => center.stop(), line: `  http api    ${center.url}/api/v1 · metrics ${center.url}/metrics · OpenAPI ${center.url}/openapi.json`, json: { running: true, url: center.url } };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);

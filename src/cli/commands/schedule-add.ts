@@ -8,7 +8,7 @@ import { UsageError } from '../errors.js';
 import { scheduleJson } from '../json.js';
 import { formatTime } from '../output.js';
 import { withContext } from '../run.js';
-import { nextFire, requireSchedules } from '../start-scheduler.js';
+import { nextFire } from '../start-scheduler.js';
 import { catchUp, localTime, overlapPolicy, pointInTime } from './schedule-options.js';
 
 interface AddOptions {
@@ -64,7 +64,7 @@ export function registerScheduleAddCommand(schedule: Command): void {
       // Validate everything before storing anything.
       for (const input of inputs) validateSchedule(input);
       await withContext(command, async (ctx) => {
-        const store = requireSchedules(await ctx.backend({ create: true }));
+        const store = await ctx.backend({ create: true });
         if (options.replace !== true) {
           const taken = new Set((await store.listSchedules()).map((s) => s.id));
           const conflict = inputs.find((input) => taken.has(input.id));

@@ -9,7 +9,7 @@ import { UsageError } from '../errors.js';
 import { fireJson, scheduleJson } from '../json.js';
 import { clip, createOutput, formatDuration, formatTime, formatTable } from '../output.js';
 import { withContext } from '../run.js';
-import { nextFire, requireSchedules } from '../start-scheduler.js';
+import { nextFire } from '../start-scheduler.js';
 import { registerScheduleAddCommand } from './schedule-add.js';
 import { localTime, pointInTime } from './schedule-options.js';
 
@@ -30,7 +30,7 @@ export function registerScheduleCommands(program: Command): void {
     .description('schedules with their next fire (local time and UTC), last outcome and pause state')
     .action(async (_options: unknown, command: Command) =>
       withContext(command, async (ctx) => {
-        const store = requireSchedules(await ctx.backend());
+        const store = await ctx.backend();
         const [schedules, now] = await Promise.all([store.listSchedules(), store.now()]);
         const listed = schedules.map((s) => scheduleJson(s, nextFire(s, now)));
         ctx.out.data({ schedules: listed });
@@ -57,7 +57,7 @@ export function registerScheduleCommands(program: Command): void {
     .argument('<id>', 'schedule id')
     .action(async (id: string, _options: unknown, command: Command) =>
       withContext(command, async (ctx) => {
-        const service = new ScheduleService(requireSchedules(await ctx.backend()));
+        const service = new ScheduleService(await ctx.backend());
         const existing = await service.get(id);
         await service.delete(id);
         ctx.out.data({ id, deleted: true, source: existing.source });
@@ -76,7 +76,7 @@ export function registerScheduleCommands(program: Command): void {
       withContext(command, async (ctx) => {
         // Checked before the store is opened: a bad value is a usage error whatever the store.
         if (options.until !== undefined) pointInTime('--until', options.until, { relativeTo: 0 });
-        const store = requireSchedules(await ctx.backend());
+        const store = await ctx.backend();
         const until = options.until === undefined ? null : pointInTime('--until', options.until, { relativeTo: await store.now() });
         const paused = await new ScheduleService(store).pause(id, { note: options.note ?? null, until });
         ctx.out.data(scheduleJson(paused, null));
@@ -90,7 +90,7 @@ export function registerScheduleCommands(program: Command): void {
     .argument('<id>', 'schedule id')
     .action(async (id: string, _options: unknown, command: Command) =>
       withContext(command, async (ctx) => {
-        const store = requireSchedules(await ctx.backend());
+        const store = await ctx.backend();
         const resumed = await new ScheduleService(store).resume(id);
         const next = nextFire(resumed, await store.now());
         ctx.out.data(scheduleJson(resumed, next));
@@ -104,7 +104,7 @@ export function registerScheduleCommands(program: Command): void {
     .argument('<id>', 'schedule id')
     .action(async (id: string, _options: unknown, command: Command) =>
       withContext(command, async (ctx) => {
-        const service = new ScheduleService(requireSchedules(await ctx.backend()));
+        const service = new ScheduleService(await ctx.backend());
         const existing = await service.get(id);
         const result = await service.trigger(id);
         ctx.out.data({ id, fireId: result.fireId, outcome: result.outcome, taskId: result.taskId, type: existing.task.type, queue: existing.task.queue });
@@ -139,7 +139,7 @@ export function registerScheduleCommands(program: Command): void {
     .addOption(new Option('--limit <n>', 'fires shown').default(20).argParser(positiveInt(1000)))
     .action(async (id: string, options: { limit: number }, command: Command) =>
       withContext(command, async (ctx) => {
-        const service = new ScheduleService(requireSchedules(await ctx.backend()));
+        const service = new ScheduleService(await ctx.backend());
         const existing = await service.get(id);
         const fires = (await service.fires(id, { limit: options.limit })).map(fireJson);
         ctx.out.data({ id, fires });

@@ -22,7 +22,7 @@ export function registerServerCommand(program: Command): void {
     .option('--no-scheduler', 'serve the API only; do not run the scheduler in this process')
     .action(async (options: ServerCommandOptions, command: Command) =>
       withContext(command, async (ctx) => {
-        const [{ startTaskCenter }, { alertOptionsFromEnv }, { createLogger }, { reportFires, startScheduler, supportsSchedules }] = await Promise.all([
+        const [{ startTaskCenter }, { alertOptionsFromEnv }, { createLogger }, { reportFires, startScheduler }] = await Promise.all([
           import('../../server/task-center.js'),
           import('../../server/alerts.js'),
           import('../../observability/logging.js'),
@@ -34,7 +34,7 @@ export function registerServerCommand(program: Command): void {
         const logger = createLogger('taskline-server');
         const alerts = alertOptionsFromEnv();
         const backend = await ctx.backend({ create: true });
-        const scheduling = options.scheduler !== false && supportsSchedules(backend)
+        const scheduling = options.scheduler !== false
           ? await startScheduler(backend, ctx.settings, { beforeStart: (scheduler) => reportFires(ctx, scheduler) })
           : null;
         const center = await startTaskCenter({
