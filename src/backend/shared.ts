@@ -1,6 +1,6 @@
 /** Small pieces every backend shares. */
 import { TasklineError } from '../core/errors.js';
-import { TASK_STATES, type TaskState } from '../core/task.js';
+import { TASK_STATES, type AttemptRecord, type TaskState } from '../core/task.js';
 
 /** Due scheduled/retrying tasks moved to queued per claim call, at most. */
 export const FORWARD_LIMIT = 1000;
@@ -37,4 +37,17 @@ export function validateLockKey(key: string): void {
   if (typeof key !== 'string' || !LOCK_KEY.test(key)) {
     throw new TasklineError('TL_INVALID_ARGUMENT', `invalid lock key ${JSON.stringify(key)}: 1–200 characters without spaces or braces`);
   }
+}
+
+/** An attempt record as stored (fields may be missing), with every field present. */
+export function normalizeAttempt(raw: Partial<AttemptRecord>): AttemptRecord {
+  return {
+    attempt: raw.attempt ?? 0,
+    startedAt: raw.startedAt ?? 0,
+    finishedAt: raw.finishedAt ?? null,
+    outcome: raw.outcome ?? 'failed',
+    error: raw.error ?? null,
+    stack: raw.stack ?? null,
+    workerId: raw.workerId ?? null,
+  };
 }

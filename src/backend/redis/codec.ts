@@ -1,6 +1,7 @@
 /** Encoding of task records in Redis: a compact JSON object with short field names (lua/_lib.lua). */
 import type { AttemptRecord, BackoffSpec, NewTask, TaskLinks, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
 import type { ClaimedTask } from '../contract.js';
+import { normalizeAttempt } from '../shared.js';
 
 /** The stored record, as the Lua scripts write it. */
 export interface StoredMeta {
@@ -74,17 +75,6 @@ function parseJson(text: string | null | undefined): unknown {
   }
 }
 
-function normalizeAttempt(raw: Partial<AttemptRecord>): AttemptRecord {
-  return {
-    attempt: raw.attempt ?? 0,
-    startedAt: raw.startedAt ?? 0,
-    finishedAt: raw.finishedAt ?? null,
-    outcome: raw.outcome ?? 'failed',
-    error: raw.error ?? null,
-    stack: raw.stack ?? null,
-    workerId: raw.workerId ?? null,
-  };
-}
 
 export function decodeRecord(
   queue: string,

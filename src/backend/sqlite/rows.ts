@@ -1,6 +1,7 @@
 /** Rows of the `tasks` table and their decoding into the contract's shapes. */
 import type { AttemptRecord, BackoffSpec, TaskLinks, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
 import type { ClaimedTask } from '../contract.js';
+import { normalizeAttempt } from '../shared.js';
 
 /** A `tasks` row joined with its payload (see migrations/0001_init.sql). */
 export interface TaskRow {
@@ -55,17 +56,6 @@ function parseObject<T extends object>(text: string | null): T {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as T) : ({} as T);
 }
 
-function normalizeAttempt(raw: Partial<AttemptRecord>): AttemptRecord {
-  return {
-    attempt: raw.attempt ?? 0,
-    startedAt: raw.startedAt ?? 0,
-    finishedAt: raw.finishedAt ?? null,
-    outcome: raw.outcome ?? 'failed',
-    error: raw.error ?? null,
-    stack: raw.stack ?? null,
-    workerId: raw.workerId ?? null,
-  };
-}
 
 export function decodeClaimed(queue: string, row: ClaimRow, startedAt: number, token: string, leaseExpiresAt: number): ClaimedTask {
   return {
