@@ -27,6 +27,14 @@ export interface RedisBackendOptions {
 }
 
 const BULK_LIMIT = 500;
+/** Most tasks one grouped enqueue stores in one go (lua/enqueue.lua runs them in one script). */
+const ENQUEUE_GROUP = 1000;
+
+interface PendingEnqueue {
+  tasks: NewTask[];
+  resolve: (outcomes: EnqueueOutcome[]) => void;
+  reject: (error: unknown) => void;
+}
 
 /** The Redis store: every state transition is one Lua script (lua/). */
 export class RedisBackend implements SchedulingBackend {
@@ -42,6 +50,7 @@ export class RedisBackend implements SchedulingBackend {
   private subscribing: Promise<void> = Promise.resolve();
   private readonly scripts = new ScriptRunner();
   private readonly registered = new Set<string>();
+  private pendingEnqueues: PendingEnqueue[] = [];
   private readonly offset: string;
   private closed = false;
   private readonly scheduling: RedisScheduleStore;
@@ -128,8 +137,51 @@ export class RedisBackend implements SchedulingBackend {
 
   // ── producing ───────────────────────────────────────────────────────────────
 
-  async enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
-    if (tasks.length === 0) return [];
+  /**
+   * Enqueues made in the same tick (say, 100 producers each awaiting `client.enqueue`) are stored
+   * together: one script call per queue for all of them instead of one each (a group commit, as
+   * for acks). Each call still gets its own outcomes, exactly as if the calls had run one after
+   * another in arrival order; a group never exceeds ENQUEUE_GROUP tasks unless one call alone does.
+   */
+  enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+    if (tasks.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      this.pendingEnqueues.push({ tasks, resolve, reject });
+      if (this.pendingEnqueues.length === 1) process.nextTick(() => this.flushEnqueues());
+    });
+  }
+
+  private flushEnqueues(): void {
+    const pending = this.pendingEnqueues;
+    this.pendingEnqueues = [];
+    let group: PendingEnqueue[] = [];
+    let size = 0;
+    const send = (calls: PendingEnqueue[]) => {
+      const all = calls.length === 1 ? calls[0].tasks : calls.flatMap((c) => c.tasks);
+      this.enqueueNow(all).then(
+        (outcomes) => {
+          let offset = 0;
+          for (const call of calls) {
+            call.resolve(calls.length === 1 ? outcomes : outcomes.slice(offset, offset + call.tasks.length));
+            offset += call.tasks.length;
+          }
+        },
+        (error: unknown) => calls.forEach((call) => call.reject(error)),
+      );
+    };
+    for (const call of pending) {
+      if (group.length > 0 && size + call.tasks.length > ENQUEUE_GROUP) {
+        send(group);
+        group = [];
+        size = 0;
+      }
+      group.push(call);
+      size += call.tasks.length;
+    }
+    if (group.length > 0) send(group);
+  }
+
+  private async enqueueNow(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
     const outcomes: EnqueueOutcome[] = new Array<EnqueueOutcome>(tasks.length);
     // Ids are unique across queues, but a script sees one queue: custom ids are first looked up
     // in the other queues (generated UUIDv7 ids cannot collide).
