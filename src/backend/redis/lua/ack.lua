@@ -8,18 +8,24 @@ local count = tonumber(ARGV[4])
 local retention = { completed = tonumber(ARGV[5]), dead = tonumber(ARGV[6]), cancelled = tonumber(ARGV[7]) }
 local out = {}
 local processed, failed = 0, 0
+-- Lease tokens read with one HMGET and leases ended with one HDEL and one ZREM for the batch;
+-- `ended` makes a second ack of the same id in the batch stale, as a per-ack HGET would.
+local ids = {}
+for i = 1, count do ids[i] = ARGV[7 + (i - 1) * 6 + 2] end
+local tokens = redis.call('HMGET', K_LEASE, unpack(ids))
+local ended, ended_ids = {}, {}
 for i = 1, count do
   local base = 7 + (i - 1) * 6
   local kind, id, token, data = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]
   local delay, attempt = tonumber(ARGV[base + 5]), ARGV[base + 6]
   local m = nil
-  if redis.call('HGET', K_LEASE, id) == token then m = get_meta(id) end
+  if tokens[i] == token and not ended[id] then m = get_meta(id) end
   if not m then
     out[i] = 0
   else
     out[i] = 1
-    redis.call('HDEL', K_LEASE, id)
-    redis.call('ZREM', K_RUNNING, id)
+    ended[id] = true
+    ended_ids[#ended_ids + 1] = id
     append_attempt(id, attempt)
     if kind == 'complete' then
       processed = processed + 1
@@ -55,6 +61,10 @@ for i = 1, count do
     end
     put_meta(id, m)
   end
+end
+if #ended_ids > 0 then
+  redis.call('HDEL', K_LEASE, unpack(ended_ids))
+  redis.call('ZREM', K_RUNNING, unpack(ended_ids))
 end
 count_stats(processed, failed)
 publish_lifecycle()
