@@ -67,9 +67,10 @@ describe('SQLite notifications', () => {
     }
     const raw = new Database(store.file, { readonly: true });
     try {
-      expect(raw.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(5);
+      // Each task: an `enqueued` (lifecycle) and a `finished` event.
+      expect(raw.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(10);
       await store.backend.cleanup('default', 100);
-      expect(raw.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(5);
+      expect(raw.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(10);
       await (await store.reopen({ clockOffsetMs: 60_000 })).cleanup('default', 100);
       expect(raw.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(0);
     } finally {
