@@ -23,7 +23,7 @@ const CHILD = join(HERE, 'child.mjs');
 const RESULTS = join(HERE, 'results', 'latest.json');
 const require = createRequire(import.meta.url);
 const SYSTEMS = ['taskline', 'bullmq'];
-const LABEL = { taskline: 'Taskline', bullmq: 'BullMQ' };
+const LABEL = { taskline: 'Taskline', bullmq: 'BullMQ', sqlite: 'SQLite' };
 const SCENARIOS = ['enqueue-one', 'bulk', 'process', 'latency', 'idle', 'sqlite', 'redis-benchmark'];
 
 // ── options ────────────────────────────────────────────────────────────────────
