@@ -7,13 +7,14 @@
 //
 // Every measurement runs in a fresh child process (bench/child.mjs) that loads only the library
 // under test; this process only starts Redis, reads INFO around each measurement, and reports.
-import { execFileSync, fork } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { cleanupNow, forkChild, installCleanup, sleep, trackServer } from './children.mjs';
 import { diffSnapshots, parseInfo, RedisServer, snapshot } from './redis-server.mjs';
 import { formatNumber, median, renderTable } from './stats.mjs';
 import { SETTINGS } from './settings.mjs';
@@ -75,89 +76,18 @@ const LIMITS = {
 
 // ── processes and cleanup ──────────────────────────────────────────────────────
 
-const live = new Set();
-let server = null;
+installCleanup();
 
-function cleanupNow() {
-  for (const child of live) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
-  live.clear();
-  if (server) {
-    server.killNow();
-    server = null;
-  }
-}
-
-process.on('exit', cleanupNow);
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping the benchmark, its children and its redis-server`);
-    cleanupNow();
-    process.exit(130);
-  });
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * A child process running one measurement (see child.mjs for the protocol). `next(type)` waits for
- * a message of that type and rejects on an error message, an unexpected exit or the time limit.
- */
+/** A child process running one measurement (see child.mjs for the protocol). */
 function startChild(system, mode, params, url, limitMs) {
-  const child = fork(CHILD, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
-  live.add(child);
-  const inbox = [];
-  let waiter = null;
-  let failure = null;
-  const fail = (error) => {
-    if (failure) return;
-    failure = error;
-    if (waiter) waiter.reject(error);
-    waiter = null;
-  };
-  const timer = setTimeout(() => {
-    fail(new Error(`${system} ${mode}: hard time limit of ${limitMs / 1000} s reached`));
-    child.kill('SIGKILL');
-  }, limitMs);
-  child.on('message', (message) => {
-    if (message.type === 'error') return fail(new Error(`${system} ${mode}: ${message.message}`));
-    if (waiter && waiter.type === message.type) {
-      waiter.resolve(message);
-      waiter = null;
-    } else inbox.push(message);
-  });
-  const exited = new Promise((resolve) => {
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      live.delete(child);
-      fail(new Error(`${system} ${mode}: child exited early (code ${code}, signal ${signal})`));
-      resolve();
-    });
-  });
-  child.on('error', (error) => fail(error));
-  child.send({ type: 'init', system, mode, url, params });
+  const child = forkChild({ script: CHILD, name: `${system} ${mode}`, limitMs, init: { type: 'init', system, mode, url, params } });
   return {
-    next(type) {
-      const index = inbox.findIndex((m) => m.type === type);
-      if (index >= 0) return Promise.resolve(inbox.splice(index, 1)[0]);
-      if (failure) return Promise.reject(failure);
-      return new Promise((resolve, reject) => (waiter = { type, resolve, reject }));
-    },
-    send(message) {
-      if (child.connected) child.send(message);
-    },
+    ...child,
     /** Asks the child to close its connections and exit; kills it if it takes more than 10 s. */
     async finish() {
-      this.send({ type: 'exit' });
-      await Promise.race([exited, sleep(10_000)]);
-      this.kill();
+      child.send({ type: 'exit' });
+      await child.waitExit(10_000);
     },
-    kill() {
-      clearTimeout(timer);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    },
-    exited,
   };
 }
 
@@ -215,7 +145,8 @@ async function main() {
     process.exit(2);
   }, runLimit).unref();
 
-  server = await RedisServer.start(process.env.REDIS_SERVER || 'redis-server');
+  const server = await RedisServer.start(process.env.REDIS_SERVER || 'redis-server');
+  trackServer(server);
   const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
   const serverInfo = parseInfo(await redis.info('server'));
@@ -607,7 +538,7 @@ async function main() {
 
   redis.disconnect();
   await server.stop();
-  server = null;
+  trackServer(null);
   process.exit(errors.length > 0 ? 1 : 0);
 }
 

@@ -9,13 +9,14 @@
 // Each system runs as 3 child processes ("app instances", bench/schedules-child.mjs), each with a
 // scheduler and a worker. Everything is counted afterwards from what is stored in Redis and from
 // the handlers' own timestamps, never from the schedulers' reports.
-import { execFileSync, fork } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { cleanupNow, forkChild, installCleanup, sleep, trackServer } from './children.mjs';
 import { diffSnapshots, parseInfo, RedisServer, snapshot } from './redis-server.mjs';
 import { analyzeSlots, analyzeStarts, summarize } from './schedules-analyze.mjs';
 import { formatNumber, renderTable } from './stats.mjs';
@@ -86,95 +87,24 @@ function parseArgs(argv) {
 
 // ── processes and cleanup ──────────────────────────────────────────────────────
 
-const live = new Set();
-let server = null;
-
-function cleanupNow() {
-  for (const child of live) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
-  live.clear();
-  if (server) {
-    server.killNow();
-    server = null;
-  }
-}
-
-process.on('exit', cleanupNow);
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping the benchmark, its children and its redis-server`);
-    cleanupNow();
-    process.exit(130);
-  });
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+installCleanup();
 
 /** One app instance; `next(type)` rejects on an error message, an early exit or the hard limit. */
 function startChild(system, index, params, url, limitMs, execArgv) {
-  const child = fork(CHILD, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
-  live.add(child);
-  const name = `${system} instance ${index + 1} (pid ${child.pid})`;
-  const inbox = [];
   const starts = [];
-  let waiter = null;
-  let failure = null;
-  let finished = false;
-  const fail = (error) => {
-    if (failure) return;
-    failure = error;
-    if (waiter) waiter.reject(error);
-    waiter = null;
-  };
-  const timer = setTimeout(() => {
-    fail(new Error(`${name}: hard time limit of ${limitMs / 1000} s reached`));
-    child.kill('SIGKILL');
-  }, limitMs);
-  child.on('message', (message) => {
-    if (message.type === 'error') return fail(new Error(`${name}: ${message.message}`));
-    if (message.type === 'starts') {
+  const child = forkChild({
+    script: CHILD,
+    name: `${system} instance ${index + 1}`,
+    limitMs,
+    execArgv,
+    init: { type: 'init', system, url, params: { ...params, limitMs: limitMs - 2_000 } },
+    onMessage: (message) => {
+      if (message.type !== 'starts') return false;
       for (const value of message.chunk) starts.push(value);
-      return;
-    }
-    if (message.type === 'done') finished = true;
-    if (waiter && waiter.type === message.type) {
-      waiter.resolve(message);
-      waiter = null;
-    } else inbox.push(message);
+      return true;
+    },
   });
-  const exited = new Promise((resolve) => {
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      live.delete(child);
-      if (!finished) fail(new Error(`${name}: exited early (code ${code}, signal ${signal})`));
-      resolve();
-    });
-  });
-  child.on('error', (error) => fail(error));
-  child.send({ type: 'init', system, url, params: { ...params, limitMs: limitMs - 2_000 } });
-  return {
-    name,
-    pid: child.pid,
-    starts,
-    next(type) {
-      const i = inbox.findIndex((m) => m.type === type);
-      if (i >= 0) return Promise.resolve(inbox.splice(i, 1)[0]);
-      if (failure) return Promise.reject(failure);
-      return new Promise((resolve, reject) => (waiter = { type, resolve, reject }));
-    },
-    send(message) {
-      if (child.connected) child.send(message);
-    },
-    async waitExit(ms) {
-      await Promise.race([exited, sleep(ms)]);
-      this.kill();
-    },
-    kill() {
-      clearTimeout(timer);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    },
-  };
+  return { ...child, name: `${child.name} (pid ${child.pid})`, starts };
 }
 
 // ── reading the store ──────────────────────────────────────────────────────────
@@ -424,7 +354,8 @@ async function main() {
     process.exit(2);
   }, runLimit).unref();
 
-  server = await RedisServer.start(process.env.REDIS_SERVER || 'redis-server');
+  const server = await RedisServer.start(process.env.REDIS_SERVER || 'redis-server');
+  trackServer(server);
   const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
   const serverInfo = parseInfo(await redis.info('server'));
@@ -524,7 +455,7 @@ async function main() {
   console.log(`\nJSON: ${RESULTS}`);
   await redis.quit();
   await server.stop();
-  server = null;
+  trackServer(null);
   process.exit(errors.length > 0 ? 1 : 0);
 }
 
