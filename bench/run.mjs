@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { cleanupNow, forkChild, installCleanup, sleep, trackServer } from './children.mjs';
+import { gitCommit, machineInfo } from './environment.mjs';
 import { diffSnapshots, parseInfo, RedisServer, snapshot } from './redis-server.mjs';
 import { formatNumber, median, renderTable } from './stats.mjs';
 import { SETTINGS } from './settings.mjs';
@@ -108,29 +109,6 @@ async function runOnce(system, mode, params, url, limitMs, around = {}) {
 }
 
 // ── scenarios ──────────────────────────────────────────────────────────────────
-
-function machineInfo() {
-  const cpus = os.cpus();
-  return {
-    cpu: cpus[0]?.model?.trim() ?? 'unknown',
-    cores: cpus.length,
-    memoryGiB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
-    os: `${os.type()} ${os.release()} ${os.arch()}`,
-    loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
-  };
-}
-
-function gitCommit() {
-  // For runs on an exported tree (no .git): name the source yourself.
-  if (process.env.BENCH_TASKLINE_REF) return process.env.BENCH_TASKLINE_REF;
-  try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: HERE, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', '../src'], { cwd: HERE, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    return dirty ? `${commit} (src modified)` : commit;
-  } catch {
-    return 'unknown';
-  }
-}
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));

@@ -9,7 +9,6 @@
 // Each system runs as 3 child processes ("app instances", bench/schedules-child.mjs), each with a
 // scheduler and a worker. Everything is counted afterwards from what is stored in Redis and from
 // the handlers' own timestamps, never from the schedulers' reports.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -17,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { cleanupNow, forkChild, installCleanup, sleep, trackServer } from './children.mjs';
+import { gitCommit, machineInfo } from './environment.mjs';
 import { diffSnapshots, parseInfo, RedisServer, snapshot } from './redis-server.mjs';
 import { analyzeSlots, analyzeStarts, summarize } from './schedules-analyze.mjs';
 import { formatNumber, renderTable } from './stats.mjs';
@@ -318,29 +318,6 @@ async function runSystem(system, options, redis, url, profileDir) {
 }
 
 // ── main ───────────────────────────────────────────────────────────────────────
-
-function machineInfo() {
-  const cpus = os.cpus();
-  return {
-    cpu: cpus[0]?.model?.trim() ?? 'unknown',
-    cores: cpus.length,
-    memoryGiB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
-    os: `${os.type()} ${os.release()} ${os.arch()}`,
-    loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
-  };
-}
-
-function gitCommit() {
-  // For runs on an exported tree (no .git): name the source yourself.
-  if (process.env.BENCH_TASKLINE_REF) return process.env.BENCH_TASKLINE_REF;
-  try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: HERE, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', '../src'], { cwd: HERE, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    return dirty ? `${commit} (src modified)` : commit;
-  } catch {
-    return 'unknown';
-  }
-}
 
 const ms = (v) => (v === null || v === undefined ? 'n/a' : formatNumber(v));
 
