@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Backend, BackendEvent, WorkerInfo } from '../contract.js';
 import {
-  ackOk, cancelledAck, claimOne, claimTask, completeAck, deadAck, enqueueOne, expectCode, HOUR, retryAck, subscribeUntil, timed, useStore, type OpenStore,
+  ackOk, cancelledAck, claimOne, claimTask, completeAck, deadAck, enqueueOne, expectCode, HOUR, LEASE_MS, newTask, retryAck, subscribeUntil, timed, useStore,
+  WORKER, type OpenStore,
 } from './harness.js';
 
 function workerInfo(id: string, running: string[] = []): WorkerInfo {
@@ -96,6 +97,18 @@ export function eventsAndWorkersConformance(openStore: OpenStore): void {
       }
       return events;
     }
+
+    it('announces every task of a batch of acks as finished, each with its type', async () => {
+      const { backend } = store;
+      const other = await store.reopen();
+      await other.enqueue(['a', 'b"q', 'c/d', 'a'].map((type) => newTask(type)));
+      const [claimed] = await other.claim(WORKER, [{ queue: 'default', count: 4 }], LEASE_MS);
+      const finished = (events: BackendEvent[]) => events.filter((e) => e.kind === 'finished');
+      const events = await lifecycleUntil(backend, (e) => finished(e).length === 4, async () => {
+        expect(await other.ack(claimed.tasks.map((t) => completeAck(t)))).toEqual(['ok', 'ok', 'ok', 'ok']);
+      });
+      expect(finished(events).map((e) => [e.id, e.kind === 'finished' ? e.type : null])).toEqual(claimed.tasks.map((t) => [t.id, t.type]));
+    });
 
     it('tells a lifecycle subscriber of another instance enqueued, started, retrying and finished, in order, with the type', async () => {
       const { backend } = store;

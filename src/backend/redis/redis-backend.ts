@@ -387,14 +387,17 @@ export class RedisBackend implements SchedulingBackend {
           for (const event of parseLifecycle(message)) for (const l of this.lifecycleListeners) l(event);
           return;
         }
-        const event = parseEvent(message);
-        if (!event) return;
-        if (event.kind === 'cancel-requested') for (const l of this.cancelListeners) l(event);
-        for (const l of this.lifecycleListeners) l(event);
-        if (this.listeners.size === 0) return;
-        // Plain subscribers get the finished event without the type (their contract predates it).
-        const plain: BackendEvent = event.kind === 'finished' ? { kind: 'finished', id: event.id, queue: event.queue, state: event.state } : event;
-        for (const l of this.listeners) l(plain);
+        // A message is one event, or several finished events, one per line (lua/ack.lua).
+        for (const line of message.split('\n')) {
+          const event = parseEvent(line);
+          if (!event) continue;
+          if (event.kind === 'cancel-requested') for (const l of this.cancelListeners) l(event);
+          for (const l of this.lifecycleListeners) l(event);
+          if (this.listeners.size === 0) continue;
+          // Plain subscribers get the finished event without the type (their contract predates it).
+          const plain: BackendEvent = event.kind === 'finished' ? { kind: 'finished', id: event.id, queue: event.queue, state: event.state } : event;
+          for (const l of this.listeners) l(plain);
+        }
       });
     }
     // Channels are joined on first demand: a worker (cancelsOnly) joins only the cancel channel,

@@ -5,3 +5,5 @@ do
   local t = redis.call('TIME')
   NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
 end
+-- NOW as decimal text, for building records and messages (tostring of a number is slow in Lua).
+local NOW_S = string.format('%d', NOW)

@@ -4,68 +4,109 @@
 -- then per ack 6 fields: kind, id, token, data (result or error), delay ms, attempt record JSON.
 -- kind: complete | retry | retry-free (the attempt is given back) | dead | cancelled | requeue.
 -- Returns per ack 1 (applied) or 0 (stale).
+--
+-- Every read and write is batched: one HMGET per hash for the whole batch, one HSET/ZADD per
+-- structure written, one PUBLISH of all finished events.
 local count = tonumber(ARGV[4])
 local retention = { completed = tonumber(ARGV[5]), dead = tonumber(ARGV[6]), cancelled = tonumber(ARGV[7]) }
+FINISHED_BATCH = {}
 local out = {}
 local processed, failed = 0, 0
--- Lease tokens read with one HMGET and leases ended with one HDEL and one ZREM for the batch;
--- `ended` makes a second ack of the same id in the batch stale, as a per-ack HGET would.
 local ids = {}
 for i = 1, count do ids[i] = ARGV[7 + (i - 1) * 6 + 2] end
 local tokens = redis.call('HMGET', K_LEASE, unpack(ids))
-local ended, ended_ids = {}, {}
+-- `ended` makes a second ack of the same id in the batch stale, as a per-ack check would.
+local ended, ended_ids, live = {}, {}, {}
 for i = 1, count do
-  local base = 7 + (i - 1) * 6
-  local kind, id, token, data = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]
-  local delay, attempt = tonumber(ARGV[base + 5]), ARGV[base + 6]
-  local m = nil
-  if tokens[i] == token and not ended[id] then m = get_meta(id) end
-  if not m then
-    out[i] = 0
-  else
-    out[i] = 1
+  local id = ids[i]
+  if tokens[i] == ARGV[7 + (i - 1) * 6 + 3] and not ended[id] then
     ended[id] = true
     ended_ids[#ended_ids + 1] = id
-    append_attempt(id, attempt)
-    if kind == 'complete' then
-      processed = processed + 1
-      if data ~= '' then redis.call('HSET', K_RESULT, id, data) end
-      finish(id, m, 'completed', retention.completed)
-    elseif kind == 'retry' or kind == 'retry-free' then
-      processed = processed + 1
-      if kind == 'retry' then failed = failed + 1 else m.a = m.a - 1 end
-      m.s = 'retrying'
-      m.le = data
-      m.n = NOW + delay
-      m.x = nil
-      redis.call('SREM', K_CANCEL, id)
-      redis.call('ZADD', K_RETRYING, m.n, id)
-      note_lifecycle('r', id, m.t, m.a .. ',' .. m.n)
-      wake_workers()
-    elseif kind == 'dead' then
-      processed = processed + 1
-      failed = failed + 1
-      m.le = data
-      finish(id, m, 'dead', retention.dead)
-    elseif kind == 'cancelled' then
-      processed = processed + 1
-      m.le = data
-      finish(id, m, 'cancelled', retention.cancelled)
-    else -- requeue: back to the front of the queue, attempt not counted
-      m.a = m.a - 1
-      m.s = 'queued'
-      m.w = nil
-      m.e = NOW
-      redis.call('RPUSH', K_QUEUED, id)
-      wake_workers()
-    end
-    put_meta(id, m)
+    live[#live + 1] = i
+  else
+    out[i] = 0
   end
 end
 if #ended_ids > 0 then
+  local metas = redis.call('HMGET', K_META, unpack(ended_ids))
+  local previous = redis.call('HMGET', K_ATTEMPTS, unpack(ended_ids))
+  local records, attempts, results, completed = {}, {}, {}, {}
+  local completed_until = NOW + retention.completed
+  for j, i in ipairs(live) do
+    local base = 7 + (i - 1) * 6
+    local kind, id, data = ARGV[base + 1], ids[i], ARGV[base + 4]
+    local raw = metas[j]
+    if not raw then
+      out[i] = 0
+    else
+      out[i] = 1
+      local attempt = ARGV[base + 6]
+      attempts[#attempts + 1] = id
+      attempts[#attempts + 1] = previous[j] and (string.sub(previous[j], 1, -2) .. ',' .. attempt .. ']') or ('[' .. attempt .. ']')
+      local rest, type
+      if kind == 'complete' then rest, type = plain_running_rest(raw) end
+      if rest then
+        -- The common case, as text: completed, finished now, kept for the default retention.
+        processed = processed + 1
+        if data ~= '' then
+          results[#results + 1] = id
+          results[#results + 1] = data
+        end
+        records[#records + 1] = id
+        records[#records + 1] = '{"s":"completed","f":' .. NOW_S .. ',' .. rest
+        completed[#completed + 1] = completed_until
+        completed[#completed + 1] = id
+        announce_finished(id, 'completed', type)
+      else
+        local m = cjson.decode(raw)
+        if kind == 'complete' then
+          processed = processed + 1
+          if data ~= '' then
+            results[#results + 1] = id
+            results[#results + 1] = data
+          end
+          finish(id, m, 'completed', retention.completed)
+        elseif kind == 'retry' or kind == 'retry-free' then
+          processed = processed + 1
+          if kind == 'retry' then failed = failed + 1 else m.a = m.a - 1 end
+          m.s = 'retrying'
+          m.le = data
+          m.n = NOW + tonumber(ARGV[base + 5])
+          m.x = nil
+          redis.call('SREM', K_CANCEL, id)
+          redis.call('ZADD', K_RETRYING, m.n, id)
+          note_lifecycle('r', id, m.t, m.a .. ',' .. m.n)
+          wake_workers()
+        elseif kind == 'dead' then
+          processed = processed + 1
+          failed = failed + 1
+          m.le = data
+          finish(id, m, 'dead', retention.dead)
+        elseif kind == 'cancelled' then
+          processed = processed + 1
+          m.le = data
+          finish(id, m, 'cancelled', retention.cancelled)
+        else -- requeue: back to the front of the queue, attempt not counted
+          m.a = m.a - 1
+          m.s = 'queued'
+          m.w = nil
+          m.e = NOW
+          redis.call('RPUSH', K_QUEUED, id)
+          wake_workers()
+        end
+        records[#records + 1] = id
+        records[#records + 1] = cjson.encode(m)
+      end
+    end
+  end
+  if #records > 0 then redis.call('HSET', K_META, unpack(records)) end
+  if #attempts > 0 then redis.call('HSET', K_ATTEMPTS, unpack(attempts)) end
+  if #results > 0 then redis.call('HSET', K_RESULT, unpack(results)) end
+  if #completed > 0 then redis.call('ZADD', K_COMPLETED, unpack(completed)) end
   redis.call('HDEL', K_LEASE, unpack(ended_ids))
   redis.call('ZREM', K_RUNNING, unpack(ended_ids))
 end
 count_stats(processed, failed)
+publish_finished()
 publish_lifecycle()
 return out

@@ -10,23 +10,32 @@ end
 local out = { 0, 0, 0, NOW }
 local ids = redis.call('RPOP', K_QUEUED, count)
 if ids then
-  local last_token = redis.call('INCRBY', K_SEQ, #ids)
+  -- One token for the batch: a task appears once in it, so (id, token) still names one attempt.
+  local token = tostring(redis.call('INCR', K_SEQ))
   local expires = NOW + lease_ms
-  local running = {}
-  local leases = {}
-  local records = {}
+  local running, leases, records = {}, {}, {}
+  -- The running record's head, the same for every task of the batch that takes the fast path.
+  local head = '{"s":"running","a":1,"sa":' .. NOW_S .. ',"w":' .. cjson.encode(worker) .. ','
   -- One HMGET per hash and one HSET for all records, instead of three calls per task.
   local metas = redis.call('HMGET', K_META, unpack(ids))
   local payloads = redis.call('HMGET', K_PAYLOAD, unpack(ids))
   for i, id in ipairs(ids) do
-    local m = metas[i] and cjson.decode(metas[i])
-    if m then
-      m.s = 'running'
-      m.a = (m.a or 0) + 1
-      m.sa = NOW
-      m.w = worker
-      local token = tostring(last_token - #ids + i)
-      local encoded = cjson.encode(m)
+    local raw = metas[i]
+    if raw then
+      -- Fast path: a record exactly as enqueue wrote it (never attempted) is rewritten as text;
+      -- anything else is decoded. '"a":' anywhere (even inside headers) takes the slow path.
+      local encoded, attempt
+      local rest, type = first_record_rest(raw)
+      if rest then
+        encoded, attempt = head .. rest, '1'
+      else
+        local m = cjson.decode(raw)
+        m.s = 'running'
+        m.a = (m.a or 0) + 1
+        m.sa = NOW
+        m.w = worker
+        encoded, attempt, type = cjson.encode(m), tostring(m.a), m.t
+      end
       records[#records + 1] = id
       records[#records + 1] = encoded
       running[#running + 1] = expires
@@ -37,7 +46,7 @@ if ids then
       out[#out + 1] = encoded
       out[#out + 1] = payloads[i] or 'null'
       out[#out + 1] = token
-      note_lifecycle('s', id, m.t, tostring(m.a))
+      note_lifecycle('s', id, type, attempt)
     end
   end
   if #running > 0 then
