@@ -5,7 +5,7 @@
  * the pipelined connection) instead of after them. An idle processor blocks on the store until
  * work may be there, instead of polling.
  */
-import type { Backend, ClaimedTask, LeaseRef } from '../backend/contract.js';
+import type { Backend, ClaimedTask, ClaimRequest, LeaseRef } from '../backend/contract.js';
 import type { Acker } from './acker.js';
 import { runAttempt, type AttemptOutcome, type AttemptPolicy } from './attempt.js';
 import { sleep, type Component } from './component.js';
@@ -30,6 +30,19 @@ export interface ProcessorOptions {
 
 const REPORT_DELAY_MS = 500;
 
+/** What the claims in flight have learnt, shared with the claim loop. */
+interface ClaimState {
+  /** Queues a claim found empty (or paused) since the last wake-up. */
+  exhausted: Set<string>;
+  /** ms until the earliest scheduled or retrying task is due, as the last claims saw it. */
+  nextDueIn: number | null;
+  /** Claims failed in a row. */
+  failures: number;
+  /** Slots asked for by claims in flight. */
+  reserved: number;
+  inFlight: Set<Promise<void>>;
+}
+
 export class Processor implements Component {
   readonly name = 'processor';
   /** Running tasks by id. */
@@ -37,6 +50,10 @@ export class Processor implements Component {
   /** Attempts whose handler has not returned yet (the rest of `active` waits for its ack). */
   private running = 0;
   private slotWake: NodeJS.Immediate | null = null;
+  /** Tasks of a claim were started in this turn of the event loop. */
+  private startedThisTurn = false;
+  /** A handler ended since the claim loop last cleared its list of empty queues. */
+  private handlerEnded = false;
   private loop: Promise<void> | null = null;
   private stopClaiming = new AbortController();
   private slotWaiters: (() => void)[] = [];
@@ -73,45 +90,96 @@ export class Processor implements Component {
     return this.stopClaiming.signal.aborted;
   }
 
+  /**
+   * Keeps up to two claims in flight, each for at most half the slots, so that the store works
+   * on one batch (its acks and the next claim) while this process runs the other: the worker and
+   * the store no longer wait for each other in turn. A worker with concurrency below 4 claims one
+   * batch at a time.
+   */
   private async claimLoop(): Promise<void> {
-    const { backend, picker, concurrency, leaseMs } = this.options;
-    const exhausted = new Set<string>();
-    let failures = 0;
+    const { concurrency } = this.options;
+    const pipelined = concurrency >= 4;
+    const batch = pipelined ? Math.ceil(concurrency / 2) : concurrency;
+    const maxInFlight = pipelined ? 2 : 1;
+    const state: ClaimState = { exhausted: new Set(), nextDueIn: null, failures: 0, reserved: 0, inFlight: new Set() };
     while (!this.stopping) {
-      // Handlers running take the slots; tasks waiting for their ack are bounded by concurrency too.
-      const free = Math.min(concurrency - this.running, 2 * concurrency - this.active.size);
-      if (free <= 0) {
+      // Handlers running take the slots; tasks waiting for their ack are bounded by concurrency
+      // too; slots asked for by claims in flight are taken already.
+      const free = Math.min(concurrency - this.running, 2 * concurrency - this.active.size) - state.reserved;
+      if (state.failures > 0 && state.inFlight.size === 0) {
+        await sleep(Math.min(5000, 100 * 2 ** state.failures), this.stopClaiming.signal);
+        if (this.stopping) break;
+      }
+      if (free <= 0 || state.inFlight.size >= maxInFlight || (state.failures > 0 && state.inFlight.size > 0)) {
         await this.slotFreed();
-        exhausted.clear();
-        continue;
-      }
-      const requests = picker.plan(free, exhausted);
-      if (requests.length === 0) {
-        await this.waitForWork(exhausted, null);
-        continue;
-      }
-      let results;
-      try {
-        results = await backend.claim(this.options.workerId, requests, leaseMs);
-        failures = 0;
-      } catch (error) {
-        this.options.onError(error, 'claim');
-        failures += 1;
-        await sleep(Math.min(5000, 100 * 2 ** failures), this.stopClaiming.signal);
-        continue;
-      }
-      let nextDueIn: number | null = null;
-      for (const [i, result] of results.entries()) {
-        if (result.paused || !result.more || result.tasks.length < requests[i].count) exhausted.add(result.queue);
-        if (result.nextDueAt !== null) {
-          const dueIn = Math.max(0, result.nextDueAt - result.now);
-          nextDueIn = nextDueIn === null ? dueIn : Math.min(nextDueIn, dueIn);
+        // A finished handler is the moment to look at every queue again (strict priority needs
+        // it); a claim coming back is not, or empty queues would be asked again and again.
+        if (state.inFlight.size === 0 && this.handlerEnded) {
+          this.handlerEnded = false;
+          state.exhausted.clear();
         }
-        for (const task of result.tasks) this.startTask(task);
+        continue;
       }
-      if (this.stopping) break;
-      if (exhausted.size === picker.queues.length) await this.waitForWork(exhausted, nextDueIn);
+      const requests = this.options.picker.plan(Math.min(free, batch), state.exhausted);
+      if (requests.length === 0) {
+        if (state.inFlight.size > 0) {
+          // Every queue looked empty to a claim; wait for the claims still out before blocking.
+          await this.slotFreed();
+          continue;
+        }
+        const nextDueIn = state.nextDueIn;
+        state.nextDueIn = null;
+        await this.waitForWork(state.exhausted, nextDueIn);
+        continue;
+      }
+      this.sendClaim(requests, state);
     }
+    while (state.inFlight.size > 0) await Promise.all([...state.inFlight]);
+  }
+
+  /** Sends one claim; its tasks start as soon as it returns, and the claim loop wakes. */
+  private sendClaim(requests: ClaimRequest[], state: ClaimState): void {
+    const count = requests.reduce((sum, r) => sum + r.count, 0);
+    state.reserved += count;
+    const claim = this.options.backend.claim(this.options.workerId, requests, this.options.leaseMs).then(
+      (results) => {
+        state.failures = 0;
+        for (const [i, result] of results.entries()) {
+          if (result.paused || !result.more || result.tasks.length < requests[i].count) state.exhausted.add(result.queue);
+          if (result.nextDueAt !== null) {
+            const dueIn = Math.max(0, result.nextDueAt - result.now);
+            state.nextDueIn = state.nextDueIn === null ? dueIn : Math.min(state.nextDueIn, dueIn);
+          }
+        }
+        const start = () => {
+          // Slots are taken over by the tasks as the reservation gives them back.
+          state.reserved -= count;
+          for (const result of results) for (const task of result.tasks) this.startTask(task);
+        };
+        if (!this.startedThisTurn) {
+          this.startedThisTurn = true;
+          setImmediate(() => (this.startedThisTurn = false));
+          start();
+          return;
+        }
+        // Both claims came back in one read: the second batch starts one turn of the event loop
+        // later, after the acks and the next claim of the first went out, so that the store
+        // works on one batch while this process runs the other instead of both in lockstep.
+        return new Promise<void>((resolve) => setImmediate(() => setImmediate(() => {
+          start();
+          resolve();
+        })));
+      },
+      (error: unknown) => {
+        state.reserved -= count;
+        state.failures += 1;
+        this.options.onError(error, 'claim');
+      },
+    ).finally(() => {
+      state.inFlight.delete(claim);
+      this.wakeSlotWaiters();
+    });
+    state.inFlight.add(claim);
   }
 
   private async waitForWork(exhausted: Set<string>, nextDueIn: number | null): Promise<void> {
@@ -148,6 +216,7 @@ export class Processor implements Component {
    * that one claim fills all the slots they freed, and goes out in the same write as their acks.
    */
   private slotsFreed(): void {
+    this.handlerEnded = true;
     this.slotWake ??= setImmediate(() => {
       this.slotWake = null;
       this.wakeSlotWaiters();

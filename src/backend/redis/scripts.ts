@@ -22,12 +22,12 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
  */
 export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> = {
   enqueue: ['meta', 'payload', 'queued', 'scheduled', 'marker'],
-  claim: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'lease', 'paused', 'marker', 'seq'],
-  ack: ['meta', 'queued', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'lease', 'marker', 'stats', 'attempts', 'result', 'cancel'],
-  renew: ['running', 'lease', 'cancel'],
+  claim: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'paused', 'marker', 'seq'],
+  ack: ['meta', 'queued', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'stats', 'attempts', 'result', 'cancel'],
+  renew: ['meta', 'running', 'cancel'],
   forward: ['meta', 'queued', 'scheduled', 'retrying', 'marker'],
-  recover: ['meta', 'retrying', 'running', 'dead', 'cancelled', 'lease', 'marker', 'stats', 'attempts', 'cancel'],
-  progress: ['meta', 'lease', 'logs'],
+  recover: ['meta', 'retrying', 'running', 'dead', 'cancelled', 'marker', 'stats', 'attempts', 'cancel'],
+  progress: ['meta', 'logs'],
 };
 
 /** The queue keys a script receives, in KEYS order. */
@@ -43,10 +43,13 @@ export function luaKeyName(name: QueueKeyName): string {
 /** Binds every K_ local of _lib.lua: to its KEYS slot when the script receives it, else nil. */
 function keyBinding(name: ScriptName): string {
   const names = scriptKeyNames(name);
-  return QUEUE_KEY_NAMES.map((key) => {
+  const bindings = QUEUE_KEY_NAMES.map((key) => {
     const index = names.indexOf(key);
     return `local ${luaKeyName(key)} = ${index >= 0 ? `KEYS[${index + 1}]` : 'nil'}`;
-  }).join('\n');
+  });
+  // Script-specific keys (a schedule's fire history) follow the queue keys.
+  bindings.push(`local FIRST_EXTRA_KEY = ${names.length + 1}`);
+  return bindings.join('\n');
 }
 
 interface LoadedScript {

@@ -14,24 +14,24 @@
 --   7 completed zset  id -> expiry of retention
 --   8 dead      zset  id -> expiry of retention
 --   9 cancelled zset  id -> expiry of retention
---  10 lease     hash  id -> lease token of the running attempt
---  11 paused    string, present while the queue is paused
---  12 marker    zset  one member; a blocked worker wakes when it is added
---  13 stats     hash  processed/failed totals and per-day/per-minute counters
---  14 result    hash  id -> result (JSON text)
---  15 attempts  hash  id -> JSON array of attempt records
---  16 logs      hash  id -> JSON array of log lines
---  17 seq       string counter for lease tokens
---  18 cancel    set   ids of running tasks an operator asked to cancel
---  19 fires     hash  fire id -> fire record (JSON) of the schedules enqueueing here
---  20 firefloor hash  schedule id -> nominal time up to which fire records were pruned
---  21…          script-specific extra keys after the queue keys (unique keys at enqueue; a
+--  10 paused    string, present while the queue is paused
+--  11 marker    zset  one member; a blocked worker wakes when it is added
+--  12 stats     hash  processed/failed totals and per-day/per-minute counters
+--  13 result    hash  id -> result (JSON text)
+--  14 attempts  hash  id -> JSON array of attempt records
+--  15 logs      hash  id -> JSON array of log lines
+--  16 seq       string counter for lease tokens
+--  17 cancel    set   ids of running tasks an operator asked to cancel
+--  18 fires     hash  fire id -> fire record (JSON) of the schedules enqueueing here
+--  19 firefloor hash  schedule id -> nominal time up to which fire records were pruned
+--  20…          (FIRST_EXTRA_KEY) script-specific extra keys after the queue keys (unique keys at enqueue; a
 --                schedule's fire history)
 -- ARGV 1 clock offset (ms, tests only), 2 event channel, 3 queue name; then script-specific.
 --
 -- Task record fields: t type, s state, a attempt, m maxRetries, o timeout, d deadline,
 -- c createdAt, e enqueuedAt, sa startedAt, f finishedAt, n nextRunAt, w worker, le lastError,
--- u unique key, r retention, b backoff, h headers, l links, p progress, x cancel requested.
+-- u unique key, r retention, b backoff, h headers, l links, p progress, x cancel requested,
+-- k lease token (while running: the record is the lease, with its expiry in `running`).
 
 local CHANNEL, QUEUE = ARGV[2], ARGV[3]
 
@@ -97,12 +97,27 @@ local function first_record_rest(raw)
   return nil
 end
 
--- A running record without a retention override ("r") or a cancel request ("x") — the text
--- after '{"s":"running",', and the type (the "t" member right before the "m" member, as
--- enqueue writes them); nil for any other record. A running record has no "f" or "n" member.
-local function plain_running_rest(raw)
-  if string.sub(raw, 1, 15) ~= '{"s":"running",' then return nil end
-  local rest = string.sub(raw, 16)
+-- The head claim writes for a lease: a running record starts with it (fast path) or holds the
+-- same state and token in any order (after a cjson round trip).
+local function lease_head(token)
+  return '{"s":"running","k":"' .. token .. '",'
+end
+
+-- Whether a record is running under the lease `token`. Returns the text after the lease head
+-- when the record starts with it, true when it holds the lease in another order, or false.
+local function held_with(raw, token)
+  if not raw then return false end
+  local head = lease_head(token)
+  if string.sub(raw, 1, #head) == head then return string.sub(raw, #head + 1) end
+  if not string.find(raw, token, 1, true) then return false end
+  local m = cjson.decode(raw)
+  return m.s == 'running' and m.k == token
+end
+
+-- The text after the lease head of a running record without a retention override ("r") or a
+-- cancel request ("x"), and its type (the "t" member right before the "m" member, as enqueue
+-- writes them); nil for any other. A running record has no "f" or "n" member.
+local function plain_running_rest(rest)
   if string.find(rest, '"r":', 1, true) or string.find(rest, '"x":', 1, true) then return nil end
   local type = string.match(rest, '"t":"([^"\\]*)","m":%d')
   if not type then return nil end
@@ -137,6 +152,7 @@ local function finish(id, m, state, retention)
   m.s = state
   m.f = NOW
   m.n = nil
+  m.k = nil
   redis.call('ZADD', ZSET_OF[state], NOW + (m.r or retention), id)
   -- m.x is set exactly while the id is in K_CANCEL (OPERATIONS.cancel sets both).
   if m.x then redis.call('SREM', K_CANCEL, id) end
@@ -148,6 +164,7 @@ local function to_queued(id, m)
   m.s = 'queued'
   m.e = NOW
   m.n = nil
+  m.k = nil
   redis.call('LPUSH', K_QUEUED, id)
 end
 
@@ -190,7 +207,6 @@ local function delete_task(id)
   redis.call('HDEL', K_RESULT, id)
   redis.call('HDEL', K_ATTEMPTS, id)
   redis.call('HDEL', K_LOGS, id)
-  redis.call('HDEL', K_LEASE, id)
   redis.call('SREM', K_CANCEL, id)
 end
 

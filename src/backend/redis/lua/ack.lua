@@ -14,37 +14,37 @@ local out = {}
 local processed, failed = 0, 0
 local ids = {}
 for i = 1, count do ids[i] = ARGV[7 + (i - 1) * 6 + 2] end
-local tokens = redis.call('HMGET', K_LEASE, unpack(ids))
+-- The record is the lease: it is running with the ack's token, or the ack is stale.
+local metas = redis.call('HMGET', K_META, unpack(ids))
 -- `ended` makes a second ack of the same id in the batch stale, as a per-ack check would.
-local ended, ended_ids, live = {}, {}, {}
+local ended, ended_ids, live, held = {}, {}, {}, {}
 for i = 1, count do
   local id = ids[i]
-  if tokens[i] == ARGV[7 + (i - 1) * 6 + 3] and not ended[id] then
+  local lease = not ended[id] and held_with(metas[i], ARGV[7 + (i - 1) * 6 + 3])
+  if lease then
     ended[id] = true
     ended_ids[#ended_ids + 1] = id
     live[#live + 1] = i
+    held[i] = lease
   else
     out[i] = 0
   end
 end
 if #ended_ids > 0 then
-  local metas = redis.call('HMGET', K_META, unpack(ended_ids))
   local previous = redis.call('HMGET', K_ATTEMPTS, unpack(ended_ids))
   local records, attempts, results, completed = {}, {}, {}, {}
   local completed_until = NOW + retention.completed
   for j, i in ipairs(live) do
     local base = 7 + (i - 1) * 6
     local kind, id, data = ARGV[base + 1], ids[i], ARGV[base + 4]
-    local raw = metas[j]
-    if not raw then
-      out[i] = 0
-    else
-      out[i] = 1
+    local raw = metas[i]
+    out[i] = 1
+    do
       local attempt = ARGV[base + 6]
       attempts[#attempts + 1] = id
       attempts[#attempts + 1] = previous[j] and (string.sub(previous[j], 1, -2) .. ',' .. attempt .. ']') or ('[' .. attempt .. ']')
       local rest, type
-      if kind == 'complete' then rest, type = plain_running_rest(raw) end
+      if kind == 'complete' and held[i] ~= true then rest, type = plain_running_rest(held[i]) end
       if rest then
         -- The common case, as text: completed, finished now, kept for the default retention.
         processed = processed + 1
@@ -59,6 +59,7 @@ if #ended_ids > 0 then
         announce_finished(id, 'completed', type)
       else
         local m = cjson.decode(raw)
+        m.k = nil
         if kind == 'complete' then
           processed = processed + 1
           if data ~= '' then
@@ -103,7 +104,6 @@ if #ended_ids > 0 then
   if #attempts > 0 then redis.call('HSET', K_ATTEMPTS, unpack(attempts)) end
   if #results > 0 then redis.call('HSET', K_RESULT, unpack(results)) end
   if #completed > 0 then redis.call('ZADD', K_COMPLETED, unpack(completed)) end
-  redis.call('HDEL', K_LEASE, unpack(ended_ids))
   redis.call('ZREM', K_RUNNING, unpack(ended_ids))
 end
 count_stats(processed, failed)

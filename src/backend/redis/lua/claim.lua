@@ -13,9 +13,10 @@ if ids then
   -- One token for the batch: a task appears once in it, so (id, token) still names one attempt.
   local token = tostring(redis.call('INCR', K_SEQ))
   local expires = NOW + lease_ms
-  local running, leases, records = {}, {}, {}
-  -- The running record's head, the same for every task of the batch that takes the fast path.
-  local head = '{"s":"running","a":1,"sa":' .. NOW_S .. ',"w":' .. cjson.encode(worker) .. ','
+  local running, records = {}, {}
+  -- The running record's head, the same for every task of the batch that takes the fast path;
+  -- the record holds the lease token (there is no other lease state than it and `running`).
+  local head = lease_head(token) .. '"a":1,"sa":' .. NOW_S .. ',"w":' .. cjson.encode(worker) .. ','
   -- One HMGET per hash and one HSET for all records, instead of three calls per task.
   local metas = redis.call('HMGET', K_META, unpack(ids))
   local payloads = redis.call('HMGET', K_PAYLOAD, unpack(ids))
@@ -34,14 +35,13 @@ if ids then
         m.a = (m.a or 0) + 1
         m.sa = NOW
         m.w = worker
+        m.k = token
         encoded, attempt, type = cjson.encode(m), tostring(m.a), m.t
       end
       records[#records + 1] = id
       records[#records + 1] = encoded
       running[#running + 1] = expires
       running[#running + 1] = id
-      leases[#leases + 1] = id
-      leases[#leases + 1] = token
       out[#out + 1] = id
       out[#out + 1] = encoded
       out[#out + 1] = payloads[i] or 'null'
@@ -51,7 +51,6 @@ if ids then
   end
   if #running > 0 then
     redis.call('ZADD', K_RUNNING, unpack(running))
-    redis.call('HSET', K_LEASE, unpack(leases))
     redis.call('HSET', K_META, unpack(records))
   end
 end

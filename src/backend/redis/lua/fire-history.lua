@@ -1,7 +1,7 @@
 -- A schedule's fire records, newest first, with the current state of each fire's task.
--- KEYS 21 the schedule's fire history. ARGV 4 limit.
+-- KEYS FIRST_EXTRA_KEY (after the queue keys): the schedule's fire history. ARGV 4 limit.
 -- Returns a flat list: fire record JSON, task state ('' when the task is gone or there is none).
-local ids = redis.call('ZREVRANGE', KEYS[21], 0, tonumber(ARGV[4]) - 1)
+local ids = redis.call('ZREVRANGE', KEYS[FIRST_EXTRA_KEY], 0, tonumber(ARGV[4]) - 1)
 local out = {}
 for _, fire_id in ipairs(ids) do
   local raw = redis.call('HGET', K_FIRES, fire_id)

@@ -1,6 +1,6 @@
 -- Records fires of one schedule and enqueues their tasks, each at most once: a fire id that was
 -- recorded before (or lies below the pruned floor) is a no-op. The task id is the fire id.
--- KEYS 21 the schedule's fire history (zset nominal -> fire id).
+-- KEYS FIRST_EXTRA_KEY (after the queue keys): the schedule's fire history (zset nominal -> fire id).
 -- ARGV 4 schedule id, 5 overlap policy, 6 previous task id ('' none), 7 history kept (count),
 -- 8 count; then per fire 7 fields: fire id, nominal ms, action (enqueue | missed | skipped),
 -- reason, task record fragment, payload, runAt ms (-1: now).
@@ -9,7 +9,7 @@
 -- first next time); later ones in the batch are skipped.
 -- Returns per fire { fire id, outcome, task id or '' }; outcome: enqueued | missed |
 -- skipped:<reason> | exists | busy.
-local K_HISTORY = KEYS[21]
+local K_HISTORY = KEYS[FIRST_EXTRA_KEY]
 local schedule, overlap, previous, keep = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7])
 local count = tonumber(ARGV[8])
 local floor = tonumber(redis.call('HGET', K_FIRE_FLOOR, schedule) or '-1')

@@ -3,7 +3,7 @@
 -- 8 max log lines kept.
 -- Returns 1 (applied) or 0 (stale).
 local id, token = ARGV[4], ARGV[5]
-if redis.call('HGET', K_LEASE, id) ~= token then return 0 end
+if not held_with(redis.call('HGET', K_META, id), token) then return 0 end
 if ARGV[6] ~= '' then
   local lines = cjson.decode(redis.call('HGET', K_LOGS, id) or '[]')
   for _, line in ipairs(cjson.decode(ARGV[6])) do lines[#lines + 1] = line end

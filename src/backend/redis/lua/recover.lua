@@ -10,7 +10,6 @@ local ids = redis.call('ZRANGEBYSCORE', K_RUNNING, '-inf', NOW, 'LIMIT', 0, limi
 local failed = 0
 for _, id in ipairs(ids) do
   redis.call('ZREM', K_RUNNING, id)
-  redis.call('HDEL', K_LEASE, id)
   local m = get_meta(id)
   if m then
     failed = failed + 1
@@ -23,6 +22,7 @@ for _, id in ipairs(ids) do
       finish(id, m, 'dead', retention.dead)
     else
       m.s = 'retrying'
+      m.k = nil
       m.n = NOW + backoff_delay(m.b, m.a or 1, tonumber(ARGV[7]), tonumber(ARGV[8]))
       redis.call('ZADD', K_RETRYING, m.n, id)
       note_lifecycle('r', id, m.t, (m.a or 1) .. ',' .. m.n)

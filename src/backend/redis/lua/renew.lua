@@ -3,9 +3,13 @@
 -- Returns { lost ids, ids whose cancellation was requested }.
 local expires = NOW + tonumber(ARGV[4])
 local lost, cancel = {}, {}
-for i = 5, #ARGV, 2 do
-  local id, token = ARGV[i], ARGV[i + 1]
-  if redis.call('HGET', K_LEASE, id) == token then
+local ids = {}
+for i = 5, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+if #ids == 0 then return { lost, cancel } end
+local records = redis.call('HMGET', K_META, unpack(ids))
+for j, id in ipairs(ids) do
+  local token = ARGV[4 + 2 * j]
+  if held_with(records[j], token) then
     redis.call('ZADD', K_RUNNING, 'XX', expires, id)
     if redis.call('SISMEMBER', K_CANCEL, id) == 1 then cancel[#cancel + 1] = id end
   else
