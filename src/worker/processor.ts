@@ -52,6 +52,9 @@ export class Processor implements Component {
   private slotWake: NodeJS.Immediate | null = null;
   /** Tasks of a claim were started in this turn of the event loop. */
   private startedThisTurn = false;
+  /** Claims that came back while another claim's tasks were starting, in order. */
+  private deferredStarts: (() => void)[] = [];
+  private pumping = false;
   /** A handler ended since the claim loop last cleared its list of empty queues. */
   private handlerEnded = false;
   private loop: Promise<void> | null = null;
@@ -156,19 +159,7 @@ export class Processor implements Component {
           state.reserved -= count;
           for (const result of results) for (const task of result.tasks) this.startTask(task);
         };
-        if (!this.startedThisTurn) {
-          this.startedThisTurn = true;
-          setImmediate(() => (this.startedThisTurn = false));
-          start();
-          return;
-        }
-        // Both claims came back in one read: the second batch starts one turn of the event loop
-        // later, after the acks and the next claim of the first went out, so that the store
-        // works on one batch while this process runs the other instead of both in lockstep.
-        return new Promise<void>((resolve) => setImmediate(() => setImmediate(() => {
-          start();
-          resolve();
-        })));
+        return this.startInTurn(start);
       },
       (error: unknown) => {
         state.reserved -= count;
@@ -180,6 +171,47 @@ export class Processor implements Component {
       this.wakeSlotWaiters();
     });
     state.inFlight.add(claim);
+  }
+
+  /**
+   * Starts the tasks of a claim now, or — when another claim's tasks started in this turn of the
+   * event loop (both came back in one read) — one turn later, after the acks and the next claim
+   * of the first went out, so the store works on one batch while this process runs the other
+   * instead of both in lockstep. Claims start in the order they came back.
+   */
+  private startInTurn(start: () => void): Promise<void> {
+    if (!this.startedThisTurn && this.deferredStarts.length === 0) {
+      this.markTurn();
+      start();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      this.deferredStarts.push(() => {
+        start();
+        resolve();
+      });
+      this.pumpDeferredStarts();
+    });
+  }
+
+  private markTurn(): void {
+    this.startedThisTurn = true;
+    setImmediate(() => (this.startedThisTurn = false));
+  }
+
+  private pumpDeferredStarts(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    // Two hops: the first immediate runs before the acks' flush of this turn, the second after.
+    setImmediate(() => setImmediate(() => {
+      this.pumping = false;
+      const next = this.deferredStarts.shift();
+      if (next) {
+        this.markTurn();
+        next();
+      }
+      if (this.deferredStarts.length > 0) this.pumpDeferredStarts();
+    }));
   }
 
   private async waitForWork(exhausted: Set<string>, nextDueIn: number | null): Promise<void> {

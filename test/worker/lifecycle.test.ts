@@ -126,7 +126,7 @@ describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
         aborted = true;
       }),
     );
-    const info = await client.enqueue('deadline', {}, { deadline: Date.now() + 150, maxRetries: 3 });
+    const info = await client.enqueue('deadline', {}, { deadline: Date.now() + 1000, maxRetries: 3 });
     await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toThrow(/deadline exceeded/);
     expect(aborted).toBe(true);
     expect(await client.getTask(info.id)).toMatchObject({ state: 'dead', attempt: 1 });

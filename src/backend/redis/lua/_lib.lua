@@ -238,6 +238,15 @@ local function backoff_delay(spec, attempt, default_base, default_max)
   return math.floor(raw + raw * 0.25 * math.random() + 0.5)
 end
 
+-- The type of a new task's record fragment, which starts with it as a JSON string
+-- ("t":"…","m":…; see codec.ts): read as text unless it holds an escape.
+local function fragment_type(fragment)
+  local plain = string.match(fragment, '^"t":"([^"\\]*)","m":')
+  if plain then return plain end
+  local type_json = string.match(fragment, '^"t":(".-"),"m":')
+  return type_json and cjson.decode(type_json) or ''
+end
+
 -- Stores one new task. Returns its state ('queued' | 'scheduled'), 'id' (the id exists) or
 -- 'u:<holder id>' (its unique key is held by an unfinished task).
 local function store_task(id, fragment, payload, delay, run_at, unique_key, unique_ttl)
@@ -271,9 +280,7 @@ local function store_task(id, fragment, payload, delay, run_at, unique_key, uniq
   redis.call('HSET', K_META, id, record)
   redis.call('HSET', K_PAYLOAD, id, payload)
   wake_workers()
-  -- The fragment starts with the type as a JSON string ("t":"…","m":…; see codec.ts).
-  local type_json = string.match(fragment, '^"t":(".-"),"m":')
-  note_lifecycle('e', id, type_json and cjson.decode(type_json) or '', state)
+  note_lifecycle('e', id, fragment_type(fragment), state)
   return state
 end
 
