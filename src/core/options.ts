@@ -110,21 +110,18 @@ function instant(name: string, value: unknown): number {
  * (functions, symbols, bigint, NaN/Infinity, cycles) so the handler sees what the caller sent.
  */
 export function serializePayload(payload: unknown, maxBytes: number): string {
-  let problem: string | null = null;
   let json: string | undefined;
   try {
-    json = JSON.stringify(payload === undefined ? null : payload, function (key, value: unknown) {
-      const kind = typeof value;
-      if (kind === 'function' || kind === 'symbol' || kind === 'bigint') {
-        problem ??= `${kind} at ${key === '' ? 'the top level' : JSON.stringify(key)}`;
-      } else if (kind === 'number' && !Number.isFinite(value)) {
-        problem ??= `${String(value)} at ${JSON.stringify(key)}`;
-      }
-      return kind === 'bigint' ? null : value;
-    });
+    json = JSON.stringify(payload === undefined ? null : payload);
   } catch (error) {
-    throw new TasklineError('TL_PAYLOAD_NOT_JSON', `payload is not JSON-serialisable: ${(error as Error).message}`, { cause: error });
+    // A cycle makes JSON.stringify throw; a walk would not end, so only other throws are walked.
+    const message = (error as Error).message;
+    const problem = /circular/i.test(message) ? null : describeJsonProblem(payload);
+    throw new TasklineError('TL_PAYLOAD_NOT_JSON', `payload is not JSON-serialisable: ${problem ?? message}`, { cause: error });
   }
+  // JSON.stringify drops or changes some values silently; a walk finds them (it is several
+  // times cheaper than a replacer function, which the engine calls back for every value).
+  const problem = describeJsonProblem(payload) ?? (json === undefined ? 'undefined' : null);
   if (problem !== null || json === undefined) {
     throw new TasklineError('TL_PAYLOAD_NOT_JSON', `payload is not JSON-serialisable: ${problem ?? 'undefined'} (payloads are JSON: objects, arrays, strings, finite numbers, booleans, null)`);
   }
@@ -133,6 +130,33 @@ export function serializePayload(payload: unknown, maxBytes: number): string {
     throw new TasklineError('TL_PAYLOAD_TOO_LARGE', `payload is ${Buffer.byteLength(json)} bytes; the maximum is ${maxBytes} bytes`);
   }
   return json;
+}
+
+/**
+ * The first value JSON would drop or change — a function, symbol or bigint, NaN or Infinity —
+ * as "<kind> at <key>", or null. Objects with toJSON (Date…) are taken as they serialise.
+ * Never called on a value with a cycle (JSON.stringify rejects those first).
+ */
+function describeJsonProblem(value: unknown, key = '', depth = 0): string | null {
+  const kind = typeof value;
+  const where = key === '' ? 'the top level' : JSON.stringify(key);
+  if (kind === 'function' || kind === 'symbol' || kind === 'bigint') return `${kind} at ${where}`;
+  if (kind === 'number') return Number.isFinite(value) ? null : `${String(value)} at ${where}`;
+  if (kind !== 'object' || value === null || depth > 200) return null;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const problem = describeJsonProblem(value[i], String(i), depth + 1);
+      if (problem !== null) return problem;
+    }
+    return null;
+  }
+  for (const k in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+    const problem = describeJsonProblem((value as Record<string, unknown>)[k], k, depth + 1);
+    if (problem !== null) return problem;
+  }
+  return null;
 }
 
 /** JSON with object keys sorted, so equal payloads hash equally. */
@@ -220,5 +244,6 @@ export function normalizeEnqueue(type: unknown, payload: unknown, options: Inter
     backoff,
     headers,
     links: merged.links ?? null,
+    generatedId: merged.id === undefined,
   };
 }

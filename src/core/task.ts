@@ -71,6 +71,8 @@ export interface NewTask {
   backoff: BackoffSpec | null;
   headers: Record<string, string> | null;
   links: TaskLinks | null;
+  /** The id was made here by uuidv7() (it cannot collide with another task's). */
+  generatedId?: boolean;
 }
 
 /** One run of a handler (DESIGN §4: every attempt is recorded). */

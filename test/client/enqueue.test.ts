@@ -59,16 +59,27 @@ describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
     await client.enqueue('ping', { n: 3 }, { uniqueFor: 150, uniqueKey: 'host-a' });
   });
 
+  it('stores a payload as JSON would write it: Dates as text, undefined members dropped', async () => {
+    const at = new Date(Date.UTC(2030, 0, 2));
+    const payload = { at, list: [null, 1.5, 'x', { deep: [true] }], gone: undefined };
+    const info = await client.enqueue('shape', payload);
+    expect((await client.getTask(info.id))!.payload).toEqual({ at: at.toISOString(), list: [null, 1.5, 'x', { deep: [true] }] });
+  });
+
   const BAD_INPUT: [string, () => Promise<unknown>, string, RegExp][] = [
     ['payload too large', () => client.enqueue('t', { blob: 'x'.repeat(2000) }), 'TL_PAYLOAD_TOO_LARGE', /payload is \d+ bytes; the maximum is 1024 bytes/],
     ['a function in the payload', () => client.enqueue('t', { f: () => 1 }), 'TL_PAYLOAD_NOT_JSON', /function/],
     ['a bigint in the payload', () => client.enqueue('t', { n: 10n }), 'TL_PAYLOAD_NOT_JSON', /bigint/],
     ['NaN in the payload', () => client.enqueue('t', { n: NaN }), 'TL_PAYLOAD_NOT_JSON', /NaN/],
+    ['Infinity deep in the payload', () => client.enqueue('t', { a: [1, { b: Infinity }] }), 'TL_PAYLOAD_NOT_JSON', /Infinity at "b"/],
+    ['a function inside an array', () => client.enqueue('t', [1, 2, () => 3]), 'TL_PAYLOAD_NOT_JSON', /function at "2"/],
+    ['a symbol as the payload', () => client.enqueue('t', Symbol('s')), 'TL_PAYLOAD_NOT_JSON', /symbol at the top level/],
+    ['a bigint deep in the payload', () => client.enqueue('t', { a: { b: [10n] } }), 'TL_PAYLOAD_NOT_JSON', /bigint at "0"/],
     ['a cyclic payload', () => {
       const a: Record<string, unknown> = {};
       a.self = a;
       return client.enqueue('t', a);
-    }, 'TL_PAYLOAD_NOT_JSON', /not JSON-serialisable/],
+    }, 'TL_PAYLOAD_NOT_JSON', /not JSON-serialisable: .*circular/i],
     ['a negative delay', () => client.enqueue('t', {}, { delay: -5 }), 'TL_INVALID_OPTION', /delay must be a whole number >= 0/],
     ['delay and runAt together', () => client.enqueue('t', {}, { delay: 5, runAt: Date.now() }), 'TL_INVALID_OPTION', /delay and runAt/],
     ['an invalid queue name', () => client.enqueue('t', {}, { queue: 'no spaces!' }), 'TL_INVALID_ARGUMENT', /queue name is 1–100 characters/],

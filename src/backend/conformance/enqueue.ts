@@ -102,6 +102,14 @@ export function enqueueConformance(openStore: OpenStore): void {
         expect((await backend.listTasks('two', 'queued')).tasks).toEqual([]);
       });
 
+      it('rejects a given id shaped like a generated one (UUIDv7) that exists in another queue', async () => {
+        const { backend } = store;
+        const id = '01a2295d-57ef-7002-b539-33f7adf46626';
+        await enqueueOne(backend, 'first', {}, { id, queue: 'one' });
+        expect(await backend.enqueue([newTask('second', {}, { id, queue: 'two' })])).toEqual([{ ok: false, id, reason: 'id-conflict' }]);
+        expect(await backend.getTask(id)).toMatchObject({ queue: 'one', type: 'first' });
+      });
+
       it('rejects an id in any state, finished ones included', async () => {
         const { backend } = store;
         const id = await enqueueOne(backend, 't', {}, { id: 'done-once' });

@@ -185,7 +185,7 @@ export class RedisBackend implements SchedulingBackend {
     const outcomes: EnqueueOutcome[] = new Array<EnqueueOutcome>(tasks.length);
     // Ids are unique across queues, but a script sees one queue: custom ids are first looked up
     // in the other queues (generated UUIDv7 ids cannot collide).
-    const customIds = tasks.filter((t) => !isGeneratedId(t.id));
+    const customIds = tasks.filter((t) => t.generatedId !== true);
     const elsewhere = customIds.length > 0 ? await this.idsInOtherQueues(customIds) : new Set<string>();
     const byQueue = new Map<string, number[]>();
     // A repeat of an id within the batch is a conflict too, even when it names another queue.
@@ -206,9 +206,15 @@ export class RedisBackend implements SchedulingBackend {
     const order: number[][] = [];
     for (const [queue, indexes] of byQueue) {
       const extraKeys: string[] = [];
-      const args: (string | number)[] = [indexes.length];
+      // Plain tasks (queued now, no unique key) need 3 fields each, the others 7 (lua/enqueue.lua).
+      const plain = indexes.every((index) => tasks[index].uniqueKey === null && tasks[index].delay === null && tasks[index].runAt === null);
+      const args: (string | number)[] = [indexes.length, plain ? 3 : 7];
       for (const index of indexes) {
         const task = tasks[index];
+        if (plain) {
+          args.push(task.id, encodeRecordFragment(task), task.payload);
+          continue;
+        }
         let uniqueIndex = 0;
         if (task.uniqueKey !== null) {
           extraKeys.push(this.keys.unique(queue, task.uniqueKey));
@@ -726,13 +732,6 @@ function parseLifecycle(message: string): LifecycleEvent[] {
     }
   }
   return events;
-}
-
-const GENERATED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-/** Ids made by uuidv7() cannot collide; only other ids need the cross-queue check. */
-function isGeneratedId(id: string): boolean {
-  return GENERATED_ID.test(id);
 }
 
 function redactUrl(url: string): string {

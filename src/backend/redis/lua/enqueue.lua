@@ -1,16 +1,17 @@
 -- Stores a batch of new tasks in one queue.
--- ARGV 4 count; then per task 7 fields: id, record fragment (JSON object members without braces,
--- no state or times), payload, delay ms (-1: none), runAt ms (-1: none), index into KEYS of its
--- unique key (0: none), unique TTL ms.
+-- ARGV 4 count, 5 fields per task (7, or 3 when every task is queued now without a unique key);
+-- then per task: id, record fragment (JSON object members without braces, no state or times),
+-- payload, [delay ms (-1: none), runAt ms (-1: none), index into KEYS of its unique key
+-- (0: none), unique TTL ms].
 -- Returns per task: the new state ('queued' | 'scheduled'), 'id' (id conflict) or 'u:<holder id>'.
 --
 -- Tasks without a unique key are written together: one HMGET to find taken ids, then one HSET
 -- per hash, one LPUSH, one ZADD and one wake-up for the batch. A task with a unique key goes
 -- through store_task on its own (after the tasks before it are written, so the order holds).
-local count = tonumber(ARGV[4])
+local count, stride = tonumber(ARGV[4]), tonumber(ARGV[5])
 local out = {}
 local ids = {}
-for i = 1, count do ids[i] = ARGV[4 + (i - 1) * 7 + 1] end
+for i = 1, count do ids[i] = ARGV[5 + (i - 1) * stride + 1] end
 local taken = redis.call('HMGET', K_META, unpack(ids))
 local seen = {}
 local queued_head = '{"s":"queued","c":' .. NOW_S .. ',"e":' .. NOW_S .. ','
@@ -27,9 +28,10 @@ local function flush()
 end
 
 for i = 1, count do
-  local base = 4 + (i - 1) * 7
+  local base = 5 + (i - 1) * stride
   local id, fragment, payload = ids[i], ARGV[base + 2], ARGV[base + 3]
-  local delay, run_at, unique_index = tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6])
+  local delay, run_at, unique_index = -1, -1, 0
+  if stride == 7 then delay, run_at, unique_index = tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]) end
   if taken[i] or seen[id] then
     out[i] = 'id'
   elseif unique_index > 0 then
