@@ -7,54 +7,75 @@ interface Pending {
 }
 
 /**
- * Writes acks in batches: while one batch is in flight, new acks gather for the next (a group
- * commit), so a busy worker writes many acks per round trip. A batch that fails because the
- * store is away is retried until it succeeds or the worker gives up (`abandon`), so a finished
- * attempt is never silently dropped.
+ * Writes acks in batches: acks of tasks finishing in the same turn of the event loop go in one
+ * call, and while batches are in flight new acks gather for the next (a group commit). Up to
+ * two batches are in flight at once, so the half of the slots whose batch is being written does
+ * not hold back the other half (the processor keeps two claims in flight for the same reason).
+ * A batch that fails because the store is away is retried until it succeeds or the worker gives
+ * up (`abandon`), so a finished attempt is never silently dropped.
  */
 export class Acker {
   private pending: Pending[] = [];
-  private flushing: Promise<void> | null = null;
+  private readonly flushes = new Set<Promise<void>>();
+  private scheduled = false;
   private abandoned = false;
 
   constructor(
     private readonly backend: Backend,
     private readonly onError: (error: unknown) => void,
     private readonly maxBatch = 1000,
+    private readonly maxInFlight = 2,
   ) {}
 
   write(ack: Ack): Promise<AckResult | 'abandoned'> {
     if (this.abandoned) return Promise.resolve('abandoned');
     return new Promise((resolve) => {
       this.pending.push({ ack, resolve });
-      this.flushing ??= this.flushLoop();
+      this.schedule();
     });
   }
 
-  private async flushLoop(): Promise<void> {
-    // Let acks of tasks finishing in the same tick join this batch.
-    await new Promise((resolve) => setImmediate(resolve));
+  /** Starts a flush once this turn's acks have gathered, unless enough are in flight. */
+  private schedule(): void {
+    if (this.scheduled || this.abandoned || this.pending.length === 0 || this.flushes.size >= this.maxInFlight) return;
+    this.scheduled = true;
+    const flush = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.scheduled = false;
+      return this.flush();
+    });
+    this.flushes.add(flush);
+    void flush.finally(() => {
+      this.flushes.delete(flush);
+      this.schedule();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending.splice(0, this.maxBatch);
+    if (batch.length === 0) return;
+    // More acks than one batch holds: the next flush may start now.
+    this.schedule();
     let failures = 0;
-    while (this.pending.length > 0 && !this.abandoned) {
-      const batch = this.pending.slice(0, this.maxBatch);
+    for (;;) {
+      if (this.abandoned) {
+        for (const p of batch) p.resolve('abandoned');
+        return;
+      }
       try {
         const results = await this.backend.ack(batch.map((p) => p.ack));
-        this.pending.splice(0, batch.length);
         batch.forEach((p, i) => p.resolve(results[i]));
-        failures = 0;
+        return;
       } catch (error) {
         this.onError(error);
         failures += 1;
         await sleep(Math.min(2000, 50 * 2 ** failures));
       }
     }
-    this.flushing = null;
-    if (this.pending.length > 0 && !this.abandoned) this.flushing = this.flushLoop();
   }
 
-  /** Resolves once every ack written so far is stored. */
+  /** Resolves once every ack written so far is stored (or abandoned). */
   async drain(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    while (this.flushes.size > 0) await Promise.all([...this.flushes]);
   }
 
   /** Stops retrying: pending acks resolve as 'abandoned' (their leases will expire and recover). */
