@@ -45,8 +45,8 @@ export async function runAttempt(execution: Execution, ctx: TaskContext, policy:
         throw new PermanentError((error as Error).message);
       }
     }
-    const run = compose(policy.middleware, registration.handler);
-    const result = await untilDoneOrAborted(run(ctx), execution);
+    const run = policy.middleware.length === 0 ? callHandler : compose(policy.middleware, registration.handler);
+    const result = await untilDoneOrAborted(run(ctx, registration.handler), execution);
     let serialized: string;
     try {
       serialized = result === undefined ? '' : JSON.stringify(result);
@@ -59,7 +59,18 @@ export async function runAttempt(execution: Execution, ctx: TaskContext, policy:
   }
 }
 
-function compose(middleware: Middleware[], handler: (payload: any, ctx: TaskContext) => unknown): (ctx: TaskContext) => Promise<unknown> {
+type HandlerFn = (payload: any, ctx: TaskContext) => unknown;
+
+/** Without middleware the handler is called at once; a synchronous throw becomes a rejection. */
+function callHandler(ctx: TaskContext, handler: HandlerFn): Promise<unknown> {
+  try {
+    return Promise.resolve(handler(ctx.payload, ctx));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function compose(middleware: Middleware[], handler: HandlerFn): (ctx: TaskContext) => Promise<unknown> {
   return (ctx) => {
     const dispatch = (index: number): Promise<unknown> => {
       if (index === middleware.length) return Promise.resolve().then(() => handler(ctx.payload, ctx));
@@ -88,9 +99,19 @@ function untilDoneOrAborted(promise: Promise<unknown>, execution: Execution): Pr
     };
     if (execution.abortReason !== null) onAbort();
     else execution.onAbort = onAbort;
-    promise.then(resolve, reject).finally(() => {
+    const settle = () => {
       if (execution.onAbort === onAbort) execution.onAbort = null;
-    });
+    };
+    promise.then(
+      (value) => {
+        settle();
+        resolve(value);
+      },
+      (error: unknown) => {
+        settle();
+        reject(error);
+      },
+    );
   });
 }
 
