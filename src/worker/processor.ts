@@ -96,12 +96,12 @@ export class Processor implements Component {
   /**
    * Keeps up to two claims in flight, each for at most half the slots, so that the store works
    * on one batch (its acks and the next claim) while this process runs the other: the worker and
-   * the store no longer wait for each other in turn. A worker with concurrency below 4 claims one
-   * batch at a time.
+   * the store no longer wait for each other in turn. On an in-process store (backend.remote
+   * false) or with concurrency below 4, a worker claims one batch at a time.
    */
   private async claimLoop(): Promise<void> {
     const { concurrency } = this.options;
-    const pipelined = concurrency >= 4;
+    const pipelined = this.options.backend.remote && concurrency >= 4;
     const batch = pipelined ? Math.ceil(concurrency / 2) : concurrency;
     const maxInFlight = pipelined ? 2 : 1;
     const state: ClaimState = { exhausted: new Set(), nextDueIn: null, failures: 0, reserved: 0, inFlight: new Set() };

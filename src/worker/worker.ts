@@ -119,7 +119,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     this.picker = new QueuePicker(parseQueues(options.queues), options.strict === true);
     const onError = (error: unknown, where: string) => this.reportError(error, where);
-    this.acker = new Acker(backend, (error) => onError(error, 'ack'));
+    this.acker = new Acker(backend, (error) => onError(error, 'ack'), 1000, backend.remote ? 2 : 1);
     this.processor = new Processor({
       backend,
       workerId: this.id,

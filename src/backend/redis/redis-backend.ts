@@ -39,6 +39,7 @@ interface PendingEnqueue {
 /** The Redis store: every state transition is one Lua script (lua/). */
 export class RedisBackend implements SchedulingBackend {
   readonly kind = 'redis' as const;
+  readonly remote = true;
   readonly keys: RedisKeys;
   private readonly redis: Redis;
   private blocking: Redis | null = null;

@@ -56,6 +56,7 @@ export interface SqliteBackendOptions {
 
 export class SqliteBackend implements SchedulingBackend {
   readonly kind = 'sqlite' as const;
+  readonly remote = false;
   private readonly sql: StatementCache;
   private readonly notifier: Notifier;
   private readonly offset: number;
