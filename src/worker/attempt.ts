@@ -66,6 +66,7 @@ function callHandler(ctx: TaskContext, handler: HandlerFn): Promise<unknown> {
   try {
     return Promise.resolve(handler(ctx.payload, ctx));
   } catch (error) {
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- whatever the handler threw, passed on as is
     return Promise.reject(error);
   }
 }
@@ -109,6 +110,7 @@ function untilDoneOrAborted(promise: Promise<unknown>, execution: Execution): Pr
       },
       (error: unknown) => {
         settle();
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- whatever the handler threw, passed on as is
         reject(error);
       },
     );
