@@ -39,6 +39,43 @@ export function encodeRecordFragment(task: NewTask): string {
   return JSON.stringify(fields).slice(1, -1);
 }
 
+/**
+ * Attempt records are stored with short keys and without null members — n attempt, s startedAt,
+ * f finishedAt, o outcome (c completed, f failed, x cancelled, i interrupted), e error, k stack,
+ * w workerId — about half the bytes of the long form, which is one per processed task on the
+ * wire, in the ack script's string work and in memory. Records in the long form (written by
+ * earlier versions) are read as well.
+ */
+const OUTCOME_CODES: Record<AttemptRecord['outcome'], string> = { completed: 'c', failed: 'f', cancelled: 'x', interrupted: 'i' };
+const OUTCOMES: Record<string, AttemptRecord['outcome']> = { c: 'completed', f: 'failed', x: 'cancelled', i: 'interrupted' };
+
+export function encodeAttempt(attempt: AttemptRecord): string {
+  const short: Record<string, string | number> = { n: attempt.attempt, s: attempt.startedAt, o: OUTCOME_CODES[attempt.outcome] };
+  if (attempt.finishedAt !== null) short.f = attempt.finishedAt;
+  if (attempt.error !== null) short.e = attempt.error;
+  if (attempt.stack !== null) short.k = attempt.stack;
+  if (attempt.workerId !== null) short.w = attempt.workerId;
+  return JSON.stringify(short);
+}
+
+interface ShortAttempt {
+  n?: number;
+  s?: number;
+  f?: number;
+  o?: string;
+  e?: string;
+  k?: string;
+  w?: string;
+}
+
+function decodeAttempt(raw: Partial<AttemptRecord> & ShortAttempt): AttemptRecord {
+  if (raw.o === undefined) return normalizeAttempt(raw);
+  return normalizeAttempt({
+    attempt: raw.n, startedAt: raw.s, finishedAt: raw.f ?? null, outcome: OUTCOMES[raw.o] ?? 'failed', error: raw.e ?? null, stack: raw.k ?? null,
+    workerId: raw.w ?? null,
+  });
+}
+
 function objectOrEmpty<T extends object>(value: T | undefined): T {
   // cjson writes an empty Lua table as {} — and may also write it as [] — so accept both.
   return value && !Array.isArray(value) ? value : ({} as T);
@@ -83,7 +120,7 @@ export function decodeRecord(
   extras: { payload?: string | null; result?: string | null; attempts?: string | null; logs?: string | null },
 ): TaskRecord {
   const m = JSON.parse(rawMeta) as StoredMeta;
-  const attempts = (parseJson(extras.attempts) as Partial<AttemptRecord>[] | null) ?? [];
+  const attempts = (parseJson(extras.attempts) as (Partial<AttemptRecord> & ShortAttempt)[] | null) ?? [];
   const logs = (parseJson(extras.logs) as TaskLogLine[] | null) ?? [];
   return {
     id,
@@ -111,7 +148,7 @@ export function decodeRecord(
     // Stored as JSON text (lua/progress.lua).
     progress: typeof m.p === 'string' ? parseJson(m.p) : (m.p ?? null),
     cancelRequested: m.x === 1,
-    attempts: Array.isArray(attempts) ? attempts.map(normalizeAttempt) : [],
+    attempts: Array.isArray(attempts) ? attempts.map(decodeAttempt) : [],
     logs: Array.isArray(logs) ? logs : [],
   };
 }

@@ -12,7 +12,7 @@ import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import { RedisScheduleStore } from './schedule-store.js';
 import { RedisKeys } from './keys.js';
 import { ScriptRunner, scriptKeyNames, type ScriptCall } from './scripts.js';
-import { decodeClaimed, decodeRecord, encodeRecordFragment } from './codec.js';
+import { decodeClaimed, decodeRecord, encodeAttempt, encodeRecordFragment } from './codec.js';
 import { dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, operationError } from '../shared.js';
 
 export interface RedisBackendOptions {
@@ -303,7 +303,7 @@ export class RedisBackend implements SchedulingBackend {
           data = ack.error;
           delay = ack.delay;
         } else if (ack.kind === 'dead' || ack.kind === 'cancelled') data = ack.error;
-        args.push(kind, ack.id, ack.token, data, delay, JSON.stringify(ack.attempt));
+        args.push(kind, ack.id, ack.token, data, delay, encodeAttempt(ack.attempt));
       }
       calls.push(this.scriptCall('ack', queue, args));
       order.push(indexes);

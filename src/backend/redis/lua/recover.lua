@@ -14,7 +14,8 @@ for _, id in ipairs(ids) do
   if m then
     failed = failed + 1
     local reason = 'lease expired (worker lost)'
-    append_attempt(id, cjson.encode({ attempt = m.a, startedAt = m.sa, finishedAt = NOW, outcome = 'failed', error = reason, workerId = m.w }))
+    -- Short keys, as codec.ts encodeAttempt writes them.
+    append_attempt(id, cjson.encode({ n = m.a, s = m.sa, f = NOW, o = 'f', e = reason, w = m.w }))
     m.le = reason
     if redis.call('SISMEMBER', K_CANCEL, id) == 1 then
       finish(id, m, 'cancelled', retention.cancelled)

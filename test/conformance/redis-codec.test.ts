@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { decodeRecord, encodeAttempt } from '../../src/backend/redis/codec.js';
+import type { AttemptRecord } from '../../src/core/task.js';
+
+const META = '{"s":"completed","f":20,"a":2,"sa":10,"w":"w-1","c":1,"e":1,"t":"mail","m":3,"o":1000}';
+
+describe('Redis attempt records', () => {
+  const attempts: AttemptRecord[] = [
+    { attempt: 1, startedAt: 10, finishedAt: 12, outcome: 'failed', error: 'boom "quoted"', stack: 'Error: boom\n    at x', workerId: 'w-1' },
+    { attempt: 2, startedAt: 15, finishedAt: 20, outcome: 'completed', error: null, stack: null, workerId: 'w-2' },
+    { attempt: 3, startedAt: 21, finishedAt: null, outcome: 'interrupted', error: 'worker shut down', stack: null, workerId: null },
+    { attempt: 3, startedAt: 22, finishedAt: 23, outcome: 'cancelled', error: 'cancelled by operator', stack: null, workerId: 'w-3' },
+  ];
+
+  it('are stored in the short form, without null members, and read back the same', () => {
+    const stored = `[${attempts.map(encodeAttempt).join(',')}]`;
+    expect(encodeAttempt(attempts[1])).toBe('{"n":2,"s":15,"o":"c","f":20,"w":"w-2"}');
+    expect(stored.length).toBeLessThan(JSON.stringify(attempts).length * 0.7);
+    expect(decodeRecord('q', 'id-1', META, { attempts: stored }).attempts).toEqual(attempts);
+  });
+
+  it('written in the long form by earlier versions are still read', () => {
+    const stored = JSON.stringify([attempts[0], attempts[1]]);
+    expect(decodeRecord('q', 'id-1', META, { attempts: stored }).attempts).toEqual([attempts[0], attempts[1]]);
+  });
+
+  it('mixed in one list (an old attempt, then a new one) are read each in its form', () => {
+    const stored = `[${JSON.stringify(attempts[0])},${encodeAttempt(attempts[1])}]`;
+    expect(decodeRecord('q', 'id-1', META, { attempts: stored }).attempts).toEqual([attempts[0], attempts[1]]);
+  });
+});
