@@ -29,6 +29,8 @@ export interface ProcessorOptions {
 }
 
 const REPORT_DELAY_MS = 500;
+/** Most tasks one claim asks for (Redis's Lua unpacks a batch into ~8,000 values at most). */
+const MAX_CLAIM = 1000;
 
 /** What the claims in flight have learnt, shared with the claim loop. */
 interface ClaimState {
@@ -102,7 +104,8 @@ export class Processor implements Component {
   private async claimLoop(): Promise<void> {
     const { concurrency } = this.options;
     const pipelined = this.options.backend.remote && concurrency >= 4;
-    const batch = pipelined ? Math.ceil(concurrency / 2) : concurrency;
+    // At most MAX_CLAIM per call: a store script unpacks a batch into one call's arguments.
+    const batch = Math.min(MAX_CLAIM, pipelined ? Math.ceil(concurrency / 2) : concurrency);
     const maxInFlight = pipelined ? 2 : 1;
     const state: ClaimState = { exhausted: new Set(), nextDueIn: null, failures: 0, reserved: 0, inFlight: new Set() };
     while (!this.stopping) {

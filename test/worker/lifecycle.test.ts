@@ -118,6 +118,28 @@ describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
     expect(await client.getTask(info.id)).toMatchObject({ state: 'dead', lastError: 'timeout after 100 ms' });
   });
 
+  it('a worker with concurrency 9,000 claims in bounded batches and runs every task', async () => {
+    const total = 9_500;
+    for (let i = 0; i < total; i += 1000) {
+      await client.enqueueMany(Array.from({ length: Math.min(1000, total - i) }, (_, j) => ({ type: 'many', payload: { n: i + j } })));
+    }
+    const seen = new Set<number>();
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    const worker = startWorker({ concurrency: 9_000 }, (w) =>
+      w.handle('many', (payload: { n: number }) => {
+        seen.add(payload.n);
+      }),
+    );
+    let completed = 0;
+    worker.on('completed', () => {
+      if (++completed === total) finish();
+    });
+    await done;
+    expect(seen.size).toBe(total);
+    expect((await store.backend.getQueue('default'))!.counts).toMatchObject({ queued: 0, running: 0, completed: total });
+  }, 60_000);
+
   it('a deadline aborts the handler and dies without retry', async () => {
     let aborted = false;
     startWorker({}, (w) =>
