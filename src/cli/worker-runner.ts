@@ -6,7 +6,7 @@ import type { Worker } from '../worker/worker.js';
 import type { TaskMeta } from '../worker/context.js';
 import type { CliContext } from './context.js';
 import { formatDuration, formatTime } from './output.js';
-import { listenForShutdown } from './signals.js';
+import { listenForShutdown, type ShutdownSignal } from './signals.js';
 
 /** Prints attempt outcomes: a line each for people, an NDJSON event each with --json. */
 export function reportAttempts(ctx: CliContext, worker: Worker): void {
@@ -43,9 +43,12 @@ export function reportAttempts(ctx: CliContext, worker: Worker): void {
 /**
  * Starts the worker, waits for a shutdown signal, stops it gracefully and closes the store.
  * `before` (e.g. a scheduler) is stopped before the worker: senders before receivers.
+ * `shutdown` is listening already when the command printed "ready" before calling this (a
+ * SIGTERM right after "ready" must stop gracefully, not kill the process).
  */
-export async function runUntilSignal(ctx: CliContext, worker: Worker, before: { stop(): Promise<void> }[] = []): Promise<void> {
-  const shutdown = listenForShutdown();
+export async function runUntilSignal(
+  ctx: CliContext, worker: Worker, before: { stop(): Promise<void> }[] = [], shutdown: ShutdownSignal = listenForShutdown(),
+): Promise<void> {
   try {
     await worker.start();
     const signal = await shutdown.received;

@@ -14,6 +14,7 @@ import type { Worker } from '../../worker/worker.js';
 import type { Scheduler } from '../../scheduler/scheduler.js';
 import type { CliContext } from '../context.js';
 import { withContext } from '../run.js';
+import { listenForShutdown } from '../signals.js';
 
 interface DevOptions {
   concurrency: number;
@@ -45,6 +46,8 @@ export function registerDevCommand(program: Command): void {
           ? `${ctx.backendLabel} (embedded, ${resolve(ctx.settings.backend.slice('sqlite:'.length))})`
           : ctx.backendLabel;
         const notYet = ['dashboard'];
+        // Listening before "ready" is printed: a signal right after it stops gracefully.
+        const shutdown = listenForShutdown();
         if (ctx.out.json) {
           ctx.out.event({
             event: 'started', version: VERSION, backend: ctx.backendLabel, worker: { id: worker.id, queues: EXAMPLE_QUEUES, concurrency: options.concurrency },
@@ -64,7 +67,7 @@ export function registerDevCommand(program: Command): void {
           ctx.out.line('ready — Ctrl-C stops (running tasks finish first)');
         }
         scheduling.start(); // after the banner, so that its events follow it
-        await runUntilSignal(ctx, worker, [scheduling, api]);
+        await runUntilSignal(ctx, worker, [scheduling, api], shutdown);
       }),
     );
 }

@@ -5,6 +5,7 @@ import { parseQueues } from '../../worker/queue-picker.js';
 import { positiveInt, duration } from '../args.js';
 import { loadHandlersModule } from '../handlers-module.js';
 import { withContext } from '../run.js';
+import { listenForShutdown } from '../signals.js';
 
 interface WorkerCommandOptions {
   handlers: string;
@@ -56,6 +57,8 @@ export function registerWorkerCommand(program: Command): void {
             return null;
           })
           : null;
+        // Listening before "ready" is printed: a signal right after it stops gracefully.
+        const shutdown = listenForShutdown();
         const description = { id: worker.id, host: hostname(), pid: process.pid, backend: ctx.backendLabel, queues: worker.queues, concurrency: options.concurrency ?? 10, strict: options.strict === true };
         if (ctx.out.json) ctx.out.event({ event: 'started', ...description, at: Date.now() });
         else {
@@ -65,7 +68,7 @@ export function registerWorkerCommand(program: Command): void {
           ctx.out.line('  ready — SIGTERM/SIGINT stops gracefully');
         }
         try {
-          await runUntilSignal(ctx, worker);
+          await runUntilSignal(ctx, worker, [], shutdown);
         } finally {
           await metrics?.close();
         }
