@@ -205,7 +205,7 @@ export class RedisBackend implements SchedulingBackend {
     this.register(byQueue.keys());
     const calls: ScriptCall[] = [];
     const order: number[][] = [];
-    for (const [queue, indexes] of byQueue) {
+    for (const [queue, indexes] of inChunks(byQueue)) {
       const extraKeys: string[] = [];
       // Plain tasks (queued now, no unique key) need 3 fields each, the others 7 (lua/enqueue.lua).
       const plain = indexes.every((index) => tasks[index].uniqueKey === null && tasks[index].delay === null && tasks[index].runAt === null);
@@ -290,7 +290,7 @@ export class RedisBackend implements SchedulingBackend {
     });
     const calls: ScriptCall[] = [];
     const order: number[][] = [];
-    for (const [queue, indexes] of byQueue) {
+    for (const [queue, indexes] of inChunks(byQueue)) {
       const args: (string | number)[] = [indexes.length, DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled];
       for (const index of indexes) {
         const ack = acks[index];
@@ -316,13 +316,15 @@ export class RedisBackend implements SchedulingBackend {
 
   async renewLeases(leases: LeaseRef[], leaseMs: number): Promise<RenewResult> {
     if (leases.length === 0) return { lost: [], cancelRequested: [] };
-    const byQueue = new Map<string, (string | number)[]>();
-    for (const lease of leases) {
-      let args = byQueue.get(lease.queue);
-      if (!args) byQueue.set(lease.queue, (args = [leaseMs]));
-      args.push(lease.id, lease.token);
-    }
-    const calls = [...byQueue].map(([queue, args]) => this.scriptCall('renew', queue, args));
+    const byQueue = new Map<string, number[]>();
+    leases.forEach((lease, index) => {
+      const list = byQueue.get(lease.queue);
+      if (list) list.push(index);
+      else byQueue.set(lease.queue, [index]);
+    });
+    const calls = inChunks(byQueue).map(([queue, indexes]) =>
+      this.scriptCall('renew', queue, [leaseMs, ...indexes.flatMap((i) => [leases[i].id, leases[i].token])]),
+    );
     const replies = (await this.call(() => this.scripts.runMany(this.redis, calls))) as [string[], string[]][];
     return { lost: replies.flatMap((r) => r[0]), cancelRequested: replies.flatMap((r) => r[1]) };
   }
@@ -706,6 +708,21 @@ export class RedisBackend implements SchedulingBackend {
       }),
     );
   }
+}
+
+/**
+ * Most items one script call takes: a script unpacks a batch into one Redis call, and Redis's
+ * Lua unpacks at most ~8,000 values (two per item in an HSET).
+ */
+const SCRIPT_BATCH = 1000;
+
+/** A queue's items in calls of at most SCRIPT_BATCH, in order (pipelined, so still in order in Redis). */
+function inChunks(byQueue: Map<string, number[]>): [string, number[]][] {
+  const chunks: [string, number[]][] = [];
+  for (const [queue, indexes] of byQueue) {
+    for (let start = 0; start < indexes.length; start += SCRIPT_BATCH) chunks.push([queue, indexes.slice(start, start + SCRIPT_BATCH)]);
+  }
+  return chunks;
 }
 
 function parseEvent(message: string): BackendEvent | null {
