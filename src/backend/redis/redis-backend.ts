@@ -188,24 +188,20 @@ export class RedisBackend implements SchedulingBackend {
     // in the other queues (generated UUIDv7 ids cannot collide).
     const customIds = tasks.filter((t) => t.generatedId !== true);
     const elsewhere = customIds.length > 0 ? await this.idsInOtherQueues(customIds) : new Set<string>();
-    const byQueue = new Map<string, number[]>();
     // A repeat of an id within the batch is a conflict too, even when it names another queue.
     const seen = new Set<string>();
+    const stored: number[] = [];
     tasks.forEach((task, index) => {
-      if (elsewhere.has(task.id) || seen.has(task.id)) {
-        outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
-        return;
-      }
+      if (elsewhere.has(task.id) || seen.has(task.id)) outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
+      else stored.push(index);
       seen.add(task.id);
-      const list = byQueue.get(task.queue);
-      if (list) list.push(index);
-      else byQueue.set(task.queue, [index]);
     });
-    if (byQueue.size === 0) return outcomes;
-    this.register(byQueue.keys());
+    if (stored.length === 0) return outcomes;
+    const chunks = chunksByQueue(tasks, stored);
+    this.register(new Set(chunks.map(([queue]) => queue)));
     const calls: ScriptCall[] = [];
     const order: number[][] = [];
-    for (const [queue, indexes] of inChunks(byQueue)) {
+    for (const [queue, indexes] of chunks) {
       const extraKeys: string[] = [];
       // Plain tasks (queued now, no unique key) need 3 fields each, the others 7 (lua/enqueue.lua).
       const plain = indexes.every((index) => tasks[index].uniqueKey === null && tasks[index].delay === null && tasks[index].runAt === null);
@@ -282,15 +278,9 @@ export class RedisBackend implements SchedulingBackend {
 
   async ack(acks: Ack[]): Promise<AckResult[]> {
     if (acks.length === 0) return [];
-    const byQueue = new Map<string, number[]>();
-    acks.forEach((ack, index) => {
-      const list = byQueue.get(ack.queue);
-      if (list) list.push(index);
-      else byQueue.set(ack.queue, [index]);
-    });
     const calls: ScriptCall[] = [];
     const order: number[][] = [];
-    for (const [queue, indexes] of inChunks(byQueue)) {
+    for (const [queue, indexes] of chunksByQueue(acks)) {
       const args: (string | number)[] = [indexes.length, DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled];
       for (const index of indexes) {
         const ack = acks[index];
@@ -316,13 +306,7 @@ export class RedisBackend implements SchedulingBackend {
 
   async renewLeases(leases: LeaseRef[], leaseMs: number): Promise<RenewResult> {
     if (leases.length === 0) return { lost: [], cancelRequested: [] };
-    const byQueue = new Map<string, number[]>();
-    leases.forEach((lease, index) => {
-      const list = byQueue.get(lease.queue);
-      if (list) list.push(index);
-      else byQueue.set(lease.queue, [index]);
-    });
-    const calls = inChunks(byQueue).map(([queue, indexes]) =>
+    const calls = chunksByQueue(leases).map(([queue, indexes]) =>
       this.scriptCall('renew', queue, [leaseMs, ...indexes.flatMap((i) => [leases[i].id, leases[i].token])]),
     );
     const replies = (await this.call(() => this.scripts.runMany(this.redis, calls))) as [string[], string[]][];
@@ -716,8 +700,17 @@ export class RedisBackend implements SchedulingBackend {
  */
 const SCRIPT_BATCH = 1000;
 
-/** A queue's items in calls of at most SCRIPT_BATCH, in order (pipelined, so still in order in Redis). */
-function inChunks(byQueue: Map<string, number[]>): [string, number[]][] {
+/**
+ * The indexes of `items` (all, or those given) grouped by queue, each queue's in calls of at
+ * most SCRIPT_BATCH, in order (pipelined, so still in order in Redis).
+ */
+function chunksByQueue(items: readonly { queue: string }[], indexes: readonly number[] = items.map((_, i) => i)): [string, number[]][] {
+  const byQueue = new Map<string, number[]>();
+  for (const index of indexes) {
+    const list = byQueue.get(items[index].queue);
+    if (list) list.push(index);
+    else byQueue.set(items[index].queue, [index]);
+  }
   const chunks: [string, number[]][] = [];
   for (const [queue, indexes] of byQueue) {
     for (let start = 0; start < indexes.length; start += SCRIPT_BATCH) chunks.push([queue, indexes.slice(start, start + SCRIPT_BATCH)]);

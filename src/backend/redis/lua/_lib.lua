@@ -104,24 +104,23 @@ local function lease_head(token)
 end
 
 -- Whether a record is running under the lease `token`. Returns the text after the lease head
--- when the record starts with it, true when it holds the lease in another order, or false.
+-- when the record starts with it, the decoded record when it holds the lease in another order
+-- (so callers do not decode it again), or false.
 local function held_with(raw, token)
   if not raw then return false end
   local head = lease_head(token)
   if string.sub(raw, 1, #head) == head then return string.sub(raw, #head + 1) end
   if not string.find(raw, token, 1, true) then return false end
   local m = cjson.decode(raw)
-  return m.s == 'running' and m.k == token
+  return m.s == 'running' and m.k == token and m
 end
 
--- The text after the lease head of a running record without a retention override ("r") or a
--- cancel request ("x"), and its type (the "t" member right before the "m" member, as enqueue
--- writes them); nil for any other. A running record has no "f" or "n" member.
-local function plain_running_rest(rest)
+-- The type of a running record, given the text after its lease head, when it has no retention
+-- override ("r") or cancel request ("x") (the "t" member right before the "m" member, as
+-- enqueue writes them); nil for any other. A running record has no "f" or "n" member.
+local function plain_running_type(rest)
   if string.find(rest, '"r":', 1, true) or string.find(rest, '"x":', 1, true) then return nil end
-  local type = string.match(rest, '"t":"([^"\\]*)","m":%d')
-  if not type then return nil end
-  return rest, type
+  return string.match(rest, '"t":"([^"\\]*)","m":%d')
 end
 
 -- Lifecycle events (enqueued, started, retrying) go to a channel of their own, '<channel>:lifecycle',

@@ -37,67 +37,65 @@ if #ended_ids > 0 then
   for j, i in ipairs(live) do
     local base = 7 + (i - 1) * 6
     local kind, id, data = ARGV[base + 1], ids[i], ARGV[base + 4]
-    local raw = metas[i]
     out[i] = 1
-    do
-      local attempt = ARGV[base + 6]
-      attempts[#attempts + 1] = id
-      attempts[#attempts + 1] = previous[j] and (string.sub(previous[j], 1, -2) .. ',' .. attempt .. ']') or ('[' .. attempt .. ']')
-      local rest, type
-      if kind == 'complete' and held[i] ~= true then rest, type = plain_running_rest(held[i]) end
-      if rest then
-        -- The common case, as text: completed, finished now, kept for the default retention.
+    local attempt = ARGV[base + 6]
+    attempts[#attempts + 1] = id
+    attempts[#attempts + 1] = previous[j] and (string.sub(previous[j], 1, -2) .. ',' .. attempt .. ']') or ('[' .. attempt .. ']')
+    local lease = held[i]
+    local plain_type = kind == 'complete' and type(lease) == 'string' and plain_running_type(lease)
+    if plain_type then
+      -- The common case, as text: completed, finished now, kept for the default retention.
+      processed = processed + 1
+      if data ~= '' then
+        results[#results + 1] = id
+        results[#results + 1] = data
+      end
+      records[#records + 1] = id
+      records[#records + 1] = '{"s":"completed","f":' .. NOW_S .. ',' .. lease
+      completed[#completed + 1] = completed_until
+      completed[#completed + 1] = id
+      announce_finished(id, 'completed', plain_type)
+    else
+      -- held_with decoded a record it did not find in the fast shape; only those are decoded here.
+      local m = type(lease) == 'table' and lease or cjson.decode(metas[i])
+      m.k = nil
+      if kind == 'complete' then
         processed = processed + 1
         if data ~= '' then
           results[#results + 1] = id
           results[#results + 1] = data
         end
-        records[#records + 1] = id
-        records[#records + 1] = '{"s":"completed","f":' .. NOW_S .. ',' .. rest
-        completed[#completed + 1] = completed_until
-        completed[#completed + 1] = id
-        announce_finished(id, 'completed', type)
-      else
-        local m = cjson.decode(raw)
-        m.k = nil
-        if kind == 'complete' then
-          processed = processed + 1
-          if data ~= '' then
-            results[#results + 1] = id
-            results[#results + 1] = data
-          end
-          finish(id, m, 'completed', retention.completed)
-        elseif kind == 'retry' or kind == 'retry-free' then
-          processed = processed + 1
-          if kind == 'retry' then failed = failed + 1 else m.a = m.a - 1 end
-          m.s = 'retrying'
-          m.le = data
-          m.n = NOW + tonumber(ARGV[base + 5])
-          m.x = nil
-          redis.call('SREM', K_CANCEL, id)
-          redis.call('ZADD', K_RETRYING, m.n, id)
-          note_lifecycle('r', id, m.t, m.a .. ',' .. m.n)
-          wake_workers()
-        elseif kind == 'dead' then
-          processed = processed + 1
-          failed = failed + 1
-          m.le = data
-          finish(id, m, 'dead', retention.dead)
-        elseif kind == 'cancelled' then
-          processed = processed + 1
-          m.le = data
-          finish(id, m, 'cancelled', retention.cancelled)
-        else -- requeue: back to the front of the queue, attempt not counted
-          m.a = m.a - 1
-          m.s = 'queued'
-          m.w = nil
-          m.e = NOW
-          redis.call('RPUSH', K_QUEUED, id)
-          wake_workers()
-        end
-        records[#records + 1] = id
-        records[#records + 1] = cjson.encode(m)
+        finish(id, m, 'completed', retention.completed)
+      elseif kind == 'retry' or kind == 'retry-free' then
+        processed = processed + 1
+        if kind == 'retry' then failed = failed + 1 else m.a = m.a - 1 end
+        m.s = 'retrying'
+        m.le = data
+        m.n = NOW + tonumber(ARGV[base + 5])
+        m.x = nil
+        redis.call('SREM', K_CANCEL, id)
+        redis.call('ZADD', K_RETRYING, m.n, id)
+        note_lifecycle('r', id, m.t, m.a .. ',' .. m.n)
+        wake_workers()
+      elseif kind == 'dead' then
+        processed = processed + 1
+        failed = failed + 1
+        m.le = data
+        finish(id, m, 'dead', retention.dead)
+      elseif kind == 'cancelled' then
+        processed = processed + 1
+        m.le = data
+        finish(id, m, 'cancelled', retention.cancelled)
+      else -- requeue: back to the front of the queue, attempt not counted
+        m.a = m.a - 1
+        m.s = 'queued'
+        m.w = nil
+        m.e = NOW
+        redis.call('RPUSH', K_QUEUED, id)
+        wake_workers()
       end
+      records[#records + 1] = id
+      records[#records + 1] = cjson.encode(m)
     end
   end
   if #records > 0 then redis.call('HSET', K_META, unpack(records)) end

@@ -3,7 +3,9 @@
 -- 8 max log lines kept.
 -- Returns 1 (applied) or 0 (stale).
 local id, token = ARGV[4], ARGV[5]
-if not held_with(redis.call('HGET', K_META, id), token) then return 0 end
+local raw = redis.call('HGET', K_META, id)
+local lease = held_with(raw, token)
+if not lease then return 0 end
 if ARGV[6] ~= '' then
   local lines = cjson.decode(redis.call('HGET', K_LOGS, id) or '[]')
   for _, line in ipairs(cjson.decode(ARGV[6])) do lines[#lines + 1] = line end
@@ -16,7 +18,7 @@ if ARGV[6] ~= '' then
   redis.call('HSET', K_LOGS, id, cjson.encode(lines))
 end
 if ARGV[7] ~= '' then
-  local m = get_meta(id)
+  local m = type(lease) == 'table' and lease or cjson.decode(raw)
   -- Kept as JSON text: a cjson round trip would turn [] into {} and cut numbers to 14 digits.
   m.p = ARGV[7]
   put_meta(id, m)
