@@ -1,10 +1,23 @@
 // What a benchmark run prints about where it ran: the machine and the Taskline source.
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+
+/** The versions a run prints: Node, the Redis it measured, BullMQ, ioredis and Taskline's source. */
+export function versions(redisVersion) {
+  return {
+    node: process.version,
+    redis: redisVersion,
+    bullmq: require('bullmq/package.json').version,
+    ioredis: require('ioredis/package.json').version,
+    taskline: `${require('../package.json').version} @ ${gitCommit()}`,
+  };
+}
 
 export function machineInfo() {
   const cpus = os.cpus();

@@ -9,13 +9,12 @@
 // under test; this process only starts Redis, reads INFO around each measurement, and reports.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { cleanupNow, forkChild, installCleanup, sleep, trackServer } from './children.mjs';
-import { gitCommit, machineInfo } from './environment.mjs';
+import { machineInfo, versions as versionsOf } from './environment.mjs';
 import { diffSnapshots, parseInfo, RedisServer, snapshot } from './redis-server.mjs';
 import { formatNumber, median, renderTable } from './stats.mjs';
 import { SETTINGS } from './settings.mjs';
@@ -23,7 +22,6 @@ import { SETTINGS } from './settings.mjs';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CHILD = join(HERE, 'child.mjs');
 const RESULTS = join(HERE, 'results', 'latest.json');
-const require = createRequire(import.meta.url);
 const SYSTEMS = ['taskline', 'bullmq'];
 const LABEL = { taskline: 'Taskline', bullmq: 'BullMQ', sqlite: 'SQLite' };
 const SCENARIOS = ['enqueue-one', 'bulk', 'process', 'latency', 'idle', 'sqlite', 'redis-benchmark'];
@@ -108,6 +106,30 @@ async function runOnce(system, mode, params, url, limitMs, around = {}) {
   }
 }
 
+/**
+ * One latency measurement: an idle worker child, then a producer child at a steady rate; both
+ * start on go. `p` has concurrency, rate, total and skip (the warm-up tasks not measured).
+ */
+async function measureLatency(system, url, p, limitMs) {
+  const worker = startChild(system, 'latency-worker', { concurrency: p.concurrency, total: p.total, skip: p.skip }, url, limitMs);
+  let producer = null;
+  try {
+    await worker.next('ready');
+    producer = startChild(system, 'latency-producer', { rate: p.rate, total: p.total }, url, limitMs);
+    await producer.next('ready');
+    worker.send({ type: 'go' });
+    producer.send({ type: 'go' });
+    const sent = (await producer.next('done')).result;
+    const seen = (await worker.next('done')).result;
+    await Promise.all([producer.finish(), worker.finish()]);
+    if (seen.errors > 0) throw new Error(`${seen.errors} errors in the worker, first: ${seen.firstError}`);
+    return { sent, seen };
+  } finally {
+    worker.kill();
+    producer?.kill();
+  }
+}
+
 // ── scenarios ──────────────────────────────────────────────────────────────────
 
 async function main() {
@@ -129,13 +151,7 @@ async function main() {
   redis.on('error', () => undefined);
   const serverInfo = parseInfo(await redis.info('server'));
 
-  const versions = {
-    node: process.version,
-    redis: serverInfo.redis_version,
-    bullmq: require('bullmq/package.json').version,
-    ioredis: require('ioredis/package.json').version,
-    taskline: `${require('../package.json').version} @ ${gitCommit()}`,
-  };
+  const versions = versionsOf(serverInfo.redis_version);
   const machine = machineInfo();
   const settings = {
     rounds: options.rounds,
@@ -250,31 +266,15 @@ async function main() {
     const total = p.rate * (p.durationS + p.warmupS);
     const skip = p.rate * p.warmupS;
     await scenario('4 latency @1000/s   ', options.rounds, async (system, round) => {
-      const limit = LIMITS.latency(cfg);
-      const worker = startChild(system, 'latency-worker', { concurrency: p.concurrency, total, skip }, server.url, limit);
-      let producer = null;
-      try {
-        await worker.next('ready');
-        producer = startChild(system, 'latency-producer', { rate: p.rate, total }, server.url, limit);
-        await producer.next('ready');
-        worker.send({ type: 'go' });
-        producer.send({ type: 'go' });
-        const sent = (await producer.next('done')).result;
-        const seen = (await worker.next('done')).result;
-        await Promise.all([producer.finish(), worker.finish()]);
-        if (seen.errors > 0) throw new Error(`${seen.errors} errors in the worker, first: ${seen.firstError}`);
-        record('latencyP50', system, round, seen.p50);
-        record('latencyP99', system, round, seen.p99);
-        rounds.latencyDetail ??= { taskline: [], bullmq: [] };
-        rounds.latencyDetail[system][round] = { ...seen, achievedRate: sent.achievedRate, producerMaxLagMs: sent.maxLagMs };
-        return (
-          `p50 ${formatNumber(seen.p50)} ms, p90 ${formatNumber(seen.p90)} ms, p99 ${formatNumber(seen.p99)} ms, max ${formatNumber(seen.max)} ms ` +
-          `(${seen.measured} tasks measured after ${p.warmupS} s warm-up; producer ${formatNumber(sent.achievedRate)}/s, max lag ${formatNumber(sent.maxLagMs)} ms)`
-        );
-      } finally {
-        worker.kill();
-        producer?.kill();
-      }
+      const { sent, seen } = await measureLatency(system, server.url, { ...p, total, skip }, LIMITS.latency(cfg));
+      record('latencyP50', system, round, seen.p50);
+      record('latencyP99', system, round, seen.p99);
+      rounds.latencyDetail ??= { taskline: [], bullmq: [] };
+      rounds.latencyDetail[system][round] = { ...seen, achievedRate: sent.achievedRate, producerMaxLagMs: sent.maxLagMs };
+      return (
+        `p50 ${formatNumber(seen.p50)} ms, p90 ${formatNumber(seen.p90)} ms, p99 ${formatNumber(seen.p99)} ms, max ${formatNumber(seen.max)} ms ` +
+        `(${seen.measured} tasks measured after ${p.warmupS} s warm-up; producer ${formatNumber(sent.achievedRate)}/s, max lag ${formatNumber(sent.maxLagMs)} ms)`
+      );
     });
   }
 
@@ -353,26 +353,10 @@ async function main() {
       await sqliteScenario('S4 latency @1000/s   ', async () => {
         const p = cfg.latency;
         const total = p.rate * (p.durationS + p.warmupS);
-        const limit = LIMITS.latency(cfg);
-        const worker = startChild('sqlite', 'latency-worker', { concurrency: p.concurrency, total, skip: p.rate * p.warmupS }, url, limit);
-        let producer = null;
-        try {
-          await worker.next('ready');
-          producer = startChild('sqlite', 'latency-producer', { rate: p.rate, total }, url, limit);
-          await producer.next('ready');
-          worker.send({ type: 'go' });
-          producer.send({ type: 'go' });
-          const sent = (await producer.next('done')).result;
-          const seen = (await worker.next('done')).result;
-          await Promise.all([producer.finish(), worker.finish()]);
-          if (seen.errors > 0) throw new Error(`${seen.errors} errors in the worker, first: ${seen.firstError}`);
-          put('latencyP50', seen.p50);
-          put('latencyP99', seen.p99);
-          return `p50 ${formatNumber(seen.p50)} ms, p99 ${formatNumber(seen.p99)} ms (producer ${formatNumber(sent.achievedRate)}/s)`;
-        } finally {
-          worker.kill();
-          producer?.kill();
-        }
+        const { sent, seen } = await measureLatency('sqlite', url, { ...p, total, skip: p.rate * p.warmupS }, LIMITS.latency(cfg));
+        put('latencyP50', seen.p50);
+        put('latencyP99', seen.p99);
+        return `p50 ${formatNumber(seen.p50)} ms, p99 ${formatNumber(seen.p99)} ms (producer ${formatNumber(sent.achievedRate)}/s)`;
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -10,13 +10,12 @@
 // scheduler and a worker. Everything is counted afterwards from what is stored in Redis and from
 // the handlers' own timestamps, never from the schedulers' reports.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { cleanupNow, forkChild, installCleanup, sleep, trackServer } from './children.mjs';
-import { gitCommit, machineInfo } from './environment.mjs';
+import { machineInfo, versions as versionsOf } from './environment.mjs';
 import { diffSnapshots, parseInfo, RedisServer, snapshot } from './redis-server.mjs';
 import { analyzeSlots, analyzeStarts, summarize } from './schedules-analyze.mjs';
 import { formatNumber, renderTable } from './stats.mjs';
@@ -25,7 +24,6 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const CHILD = join(HERE, 'schedules-child.mjs');
 const RESULTS_DIR = join(HERE, 'results');
 const RESULTS = join(RESULTS_DIR, 'schedules-latest.json');
-const require = createRequire(import.meta.url);
 const SYSTEMS = ['taskline', 'bullmq'];
 const LABEL = { taskline: 'Taskline', bullmq: 'BullMQ' };
 const QUEUE = 'bench-schedules';
@@ -336,13 +334,7 @@ async function main() {
   const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
   const serverInfo = parseInfo(await redis.info('server'));
-  const versions = {
-    node: process.version,
-    redis: serverInfo.redis_version,
-    bullmq: require('bullmq/package.json').version,
-    ioredis: require('ioredis/package.json').version,
-    taskline: `${require('../package.json').version} @ ${gitCommit()}`,
-  };
+  const versions = versionsOf(serverInfo.redis_version);
   const machine = machineInfo();
   const profileDir = join(RESULTS_DIR, 'profiles');
   if (options.cpuProf) mkdirSync(profileDir, { recursive: true });
