@@ -1,5 +1,5 @@
 import type { Ack, AckResult, Backend } from '../backend/contract.js';
-import { sleep } from './component.js';
+import { removeFrom, sleep } from './component.js';
 
 interface Pending {
   ack: Ack;
@@ -16,7 +16,8 @@ interface Pending {
  */
 export class Acker {
   private pending: Pending[] = [];
-  private readonly flushes = new Set<Promise<void>>();
+  /** An array, not a Set: see ActiveExecutions for what a Set that churns costs. */
+  private readonly flushes: Promise<void>[] = [];
   private scheduled = false;
   private abandoned = false;
 
@@ -37,15 +38,15 @@ export class Acker {
 
   /** Starts a flush once this turn's acks have gathered, unless enough are in flight. */
   private schedule(): void {
-    if (this.scheduled || this.abandoned || this.pending.length === 0 || this.flushes.size >= this.maxInFlight) return;
+    if (this.scheduled || this.abandoned || this.pending.length === 0 || this.flushes.length >= this.maxInFlight) return;
     this.scheduled = true;
     const flush = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       this.scheduled = false;
       return this.flush();
     });
-    this.flushes.add(flush);
+    this.flushes.push(flush);
     void flush.finally(() => {
-      this.flushes.delete(flush);
+      removeFrom(this.flushes, flush);
       this.schedule();
     });
   }
@@ -75,7 +76,7 @@ export class Acker {
 
   /** Resolves once every ack written so far is stored (or abandoned). */
   async drain(): Promise<void> {
-    while (this.flushes.size > 0) await Promise.all([...this.flushes]);
+    while (this.flushes.length > 0) await Promise.all([...this.flushes]);
   }
 
   /** Stops retrying: pending acks resolve as 'abandoned' (their leases will expire and recover). */

@@ -11,7 +11,8 @@ export class CancelListener implements Component {
 
   start(): void {
     this.unsubscribe = this.backend.subscribe((event) => {
-      if (event.kind === 'cancel-requested') this.processor.active.get(event.id)?.abort('cancelled', 'cancelled by operator');
+      if (event.kind !== 'cancel-requested') return;
+      for (const execution of this.processor.active.withId(event.id)) execution.abort('cancelled', 'cancelled by operator');
     }, { cancelsOnly: true });
     this.unsubscribe.catch((error: unknown) => this.onError(error, this.name));
   }

@@ -70,3 +70,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/**
+ * Removes one item from a small array. Hot paths keep what comes and goes in arrays, not Sets: a
+ * Set with a live entry when V8 rebuilds its table keeps that entry alive through the retired
+ * table, and retired tables in the old generation chain young objects into it (ActiveExecutions).
+ */
+export function removeFrom<T>(items: T[], item: T): void {
+  const index = items.indexOf(item);
+  if (index >= 0) items.splice(index, 1);
+}

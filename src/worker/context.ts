@@ -53,6 +53,10 @@ export class Execution {
   pendingProgress: unknown = undefined;
   hasPendingProgress = false;
   abortReason: AbortReason | null = null;
+  /** Its place in the worker's ActiveExecutions, -1 when not there. */
+  slot = -1;
+  /** Watched by the TimeoutWatch (until the handler ends). */
+  watched = false;
   /** Resolves when the attempt is over and its ack is written (or given up). */
   done!: Promise<void>;
 

@@ -15,10 +15,21 @@ export function createLeaseKeeper(backend: Backend, processor: Processor, leaseM
       const leases = processor.leases();
       if (leases.length === 0) return;
       const { lost, cancelRequested } = await backend.renewLeases(leases, leaseMs);
-      for (const id of lost) processor.active.get(id)?.abort('lease-lost', 'lease lost: the task was recovered by another worker');
-      for (const id of cancelRequested) processor.active.get(id)?.abort('cancelled', 'cancelled by operator');
+      for (const [id, times] of countIds(lost)) {
+        // A task this worker runs twice (its first lease was lost, and it came back here) has one
+        // live token at most, the newest claim's: the oldest executions are the lost ones.
+        const executions = processor.active.withId(id).sort((a, b) => a.localStart - b.localStart);
+        for (const execution of executions.slice(0, times)) execution.abort('lease-lost', 'lease lost: the task was recovered by another worker');
+      }
+      for (const id of new Set(cancelRequested)) for (const execution of processor.active.withId(id)) execution.abort('cancelled', 'cancelled by operator');
     },
     onError,
     false,
   );
+}
+
+function countIds(ids: string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return counts;
 }

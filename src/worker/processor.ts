@@ -8,7 +8,8 @@
 import type { Backend, ClaimedTask, ClaimRequest, LeaseRef } from '../backend/contract.js';
 import type { Acker } from './acker.js';
 import { runAttempt, type AttemptOutcome, type AttemptPolicy } from './attempt.js';
-import { sleep, type Component } from './component.js';
+import { removeFrom, sleep, type Component } from './component.js';
+import { ActiveExecutions } from './active-executions.js';
 import { Execution, type TaskContext } from './context.js';
 import type { QueuePicker } from './queue-picker.js';
 import type { TimeoutWatch } from './timeout-watch.js';
@@ -42,13 +43,13 @@ interface ClaimState {
   failures: number;
   /** Slots asked for by claims in flight. */
   reserved: number;
-  inFlight: Set<Promise<void>>;
+  inFlight: Promise<void>[];
 }
 
 export class Processor implements Component {
   readonly name = 'processor';
-  /** Running tasks by id. */
-  readonly active = new Map<string, Execution>();
+  /** Running tasks, and finished ones whose ack is not written yet. */
+  readonly active = new ActiveExecutions();
   /** Attempts whose handler has not returned yet (the rest of `active` waits for its ack). */
   private running = 0;
   private slotWake: NodeJS.Immediate | null = null;
@@ -84,11 +85,11 @@ export class Processor implements Component {
 
   /** Resolves when every running task has finished and its ack is written. */
   async idle(): Promise<void> {
-    while (this.active.size > 0) await Promise.all([...this.active.values()].map((e) => e.done));
+    while (this.active.size > 0) await Promise.all(this.active.values().map((e) => e.done));
   }
 
   leases(): LeaseRef[] {
-    return [...this.active.values()].filter((e) => e.abortReason !== 'lease-lost').map((e) => ({ id: e.task.id, queue: e.task.queue, token: e.task.token }));
+    return this.active.values().filter((e) => e.abortReason !== 'lease-lost').map((e) => ({ id: e.task.id, queue: e.task.queue, token: e.task.token }));
   }
 
   private get stopping(): boolean {
@@ -107,20 +108,20 @@ export class Processor implements Component {
     // At most MAX_CLAIM per call: a store script unpacks a batch into one call's arguments.
     const batch = Math.min(MAX_CLAIM, pipelined ? Math.ceil(concurrency / 2) : concurrency);
     const maxInFlight = pipelined ? 2 : 1;
-    const state: ClaimState = { exhausted: new Set(), nextDueIn: null, failures: 0, reserved: 0, inFlight: new Set() };
+    const state: ClaimState = { exhausted: new Set(), nextDueIn: null, failures: 0, reserved: 0, inFlight: [] };
     while (!this.stopping) {
       // Handlers running take the slots; tasks waiting for their ack are bounded by concurrency
       // too; slots asked for by claims in flight are taken already.
       const free = Math.min(concurrency - this.running, 2 * concurrency - this.active.size) - state.reserved;
-      if (state.failures > 0 && state.inFlight.size === 0) {
+      if (state.failures > 0 && state.inFlight.length === 0) {
         await sleep(Math.min(5000, 100 * 2 ** state.failures), this.stopClaiming.signal);
         if (this.stopping) break;
       }
-      if (free <= 0 || state.inFlight.size >= maxInFlight || (state.failures > 0 && state.inFlight.size > 0)) {
+      if (free <= 0 || state.inFlight.length >= maxInFlight || (state.failures > 0 && state.inFlight.length > 0)) {
         await this.slotFreed();
         // A finished handler is the moment to look at every queue again (strict priority needs
         // it); a claim coming back is not, or empty queues would be asked again and again.
-        if (state.inFlight.size === 0 && this.handlerEnded) {
+        if (state.inFlight.length === 0 && this.handlerEnded) {
           this.handlerEnded = false;
           state.exhausted.clear();
         }
@@ -128,7 +129,7 @@ export class Processor implements Component {
       }
       const requests = this.options.picker.plan(Math.min(free, batch), state.exhausted);
       if (requests.length === 0) {
-        if (state.inFlight.size > 0) {
+        if (state.inFlight.length > 0) {
           // Every queue looked empty to a claim; wait for the claims still out before blocking.
           await this.slotFreed();
           continue;
@@ -140,7 +141,7 @@ export class Processor implements Component {
       }
       this.sendClaim(requests, state);
     }
-    while (state.inFlight.size > 0) await Promise.all([...state.inFlight]);
+    while (state.inFlight.length > 0) await Promise.all([...state.inFlight]);
   }
 
   /** Sends one claim; its tasks start as soon as it returns, and the claim loop wakes. */
@@ -170,10 +171,10 @@ export class Processor implements Component {
         this.options.onError(error, 'claim');
       },
     ).finally(() => {
-      state.inFlight.delete(claim);
+      removeFrom(state.inFlight, claim);
       this.wakeSlotWaiters();
     });
-    state.inFlight.add(claim);
+    state.inFlight.push(claim);
   }
 
   /**
@@ -266,7 +267,7 @@ export class Processor implements Component {
 
   private startTask(task: ClaimedTask): void {
     const execution = new Execution(task, Date.now());
-    this.active.set(task.id, execution);
+    this.active.add(execution);
     this.running += 1;
     execution.done = this.execute(execution);
   }
@@ -307,7 +308,7 @@ export class Processor implements Component {
       outcome = { ack: null, error };
     } finally {
       this.options.timeouts.remove(execution);
-      this.active.delete(task.id);
+      this.active.delete(execution);
       if (handlerDone) this.slotsFreed();
       else endHandler();
     }

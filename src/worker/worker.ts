@@ -98,7 +98,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly shutdownTimeout: number;
   private readonly picker: QueuePicker;
   private readonly acker: Acker;
-  private readonly timeouts = new TimeoutWatch();
+  private readonly timeouts = new TimeoutWatch(() => this.processor.active.values());
   private readonly processor: Processor;
   private readonly components: Component[];
   private phase: Phase = 'idle';
@@ -175,7 +175,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Ids of the tasks running now. */
   get running(): string[] {
-    return [...this.processor.active.keys()];
+    return this.processor.active.values().map((e) => e.task.id);
   }
 
   async start(): Promise<void> {

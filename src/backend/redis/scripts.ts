@@ -139,28 +139,12 @@ export class ScriptRunner {
   }
 
   /**
-   * Runs several script calls in one round trip (a pipeline). A call that failed with NOSCRIPT
-   * did not run, so it is safely run again on its own.
+   * Runs several script calls in one round trip: each is written at once and the replies come
+   * back in order on the one connection (no Pipeline object: cheaper, and a call that failed
+   * with NOSCRIPT — it did not run — is run again on its own by `run`).
    */
-  async runMany(redis: Redis, calls: ScriptCall[]): Promise<unknown[]> {
-    if (calls.length === 1) return [await this.run(redis, calls[0].name, calls[0].keys, calls[0].args)];
-    const pipeline = redis.pipeline();
-    for (const call of calls) {
-      const script = SCRIPTS.get(call.name)!;
-      pipeline.evalsha(script.sha, call.keys.length, ...call.keys, ...call.args);
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    const results: unknown[] = [];
-    for (let i = 0; i < calls.length; i++) {
-      const [error, value] = replies[i] ?? [new Error('no reply'), null];
-      if (error) {
-        if (!error.message.startsWith('NOSCRIPT')) throw error;
-        results.push(await this.run(redis, calls[i].name, calls[i].keys, calls[i].args));
-      } else {
-        results.push(value);
-      }
-    }
-    return results;
+  runMany(redis: Redis, calls: ScriptCall[]): Promise<unknown[]> {
+    return Promise.all(calls.map((call) => this.run(redis, call.name, call.keys, call.args)));
   }
 
   async ensureLoaded(redis: Redis): Promise<void> {
