@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeRecord, encodeAttempt } from '../../src/backend/redis/codec.js';
 import type { AttemptRecord } from '../../src/core/task.js';
 
-const META = '{"s":"completed","f":20,"a":2,"sa":10,"w":"w-1","c":1,"e":1,"t":"mail","m":3,"o":1000}';
+const META = '{"s":"cancelled","f":23,"a":2,"sa":10,"w":"w-1","c":1,"e":1,"t":"mail","m":3,"o":1000}';
 
 describe('Redis attempt records', () => {
   const attempts: AttemptRecord[] = [
@@ -17,6 +17,14 @@ describe('Redis attempt records', () => {
     expect(encodeAttempt(attempts[1])).toBe('{"n":2,"s":15,"o":"c","f":20,"w":"w-2"}');
     expect(stored.length).toBeLessThan(JSON.stringify(attempts).length * 0.7);
     expect(decodeRecord('q', 'id-1', META, { attempts: stored }).attempts).toEqual(attempts);
+  });
+
+  it('of a completed task end with the completing attempt, which is not stored but read from the record', () => {
+    const completed = '{"s":"completed","f":20,"a":2,"sa":15,"w":"w-2","c":1,"e":1,"t":"mail","m":3,"o":1000}';
+    expect(decodeRecord('q', 'id-1', completed, { attempts: `[${encodeAttempt(attempts[0])}]` }).attempts).toEqual([attempts[0], attempts[1]]);
+    expect(decodeRecord('q', 'id-1', completed, {}).attempts).toEqual([{ ...attempts[1], attempt: 2 }]);
+    // Stored by an earlier version: read as it is, not doubled.
+    expect(decodeRecord('q', 'id-1', completed, { attempts: `[${encodeAttempt(attempts[0])},${encodeAttempt(attempts[1])}]` }).attempts).toEqual([attempts[0], attempts[1]]);
   });
 
   it('written in the long form by earlier versions are still read', () => {

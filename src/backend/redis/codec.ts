@@ -148,7 +148,19 @@ export function decodeRecord(
     // Stored as JSON text (lua/progress.lua).
     progress: typeof m.p === 'string' ? parseJson(m.p) : (m.p ?? null),
     cancelRequested: m.x === 1,
-    attempts: Array.isArray(attempts) ? attempts.map(decodeAttempt) : [],
+    attempts: withCompletingAttempt(m, Array.isArray(attempts) ? attempts.map(decodeAttempt) : []),
     logs: Array.isArray(logs) ? logs : [],
   };
+}
+
+/**
+ * The attempt that completed a task is not stored in the attempts hash (lua/ack.lua): everything
+ * it says is in the record (attempt number, start, finish, worker). It is put back here, so a
+ * completed task reads as it did when every attempt was stored — and as on SQLite.
+ */
+function withCompletingAttempt(m: StoredMeta, attempts: AttemptRecord[]): AttemptRecord[] {
+  if (m.s !== 'completed' || attempts.at(-1)?.outcome === 'completed') return attempts;
+  const startedAt = m.sa ?? m.f ?? 0;
+  attempts.push({ attempt: m.a ?? 1, startedAt, finishedAt: m.f ?? startedAt, outcome: 'completed', error: null, stack: null, workerId: m.w ?? null });
+  return attempts;
 }

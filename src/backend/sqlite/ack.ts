@@ -29,7 +29,8 @@ function applyAck(t: Transition, ack: Ack): boolean {
   const held = [ack.id, ack.queue, ack.token] as const;
   switch (ack.kind) {
     case 'complete': {
-      const done = t.run(COMPLETE, 'completed', t.now, t.now, DEFAULT_RETENTION.completed, ack.result, ack.result, attempt, ...held).changes > 0;
+      // A completed task finished when its completing attempt did (as on Redis, lua/ack.lua).
+      const done = t.run(COMPLETE, 'completed', ack.attempt.finishedAt ?? t.now, t.now, DEFAULT_RETENTION.completed, ack.result, ack.result, attempt, ...held).changes > 0;
       if (done) {
         t.count(ack.queue, 1, 0);
         t.emitFinished(ack.queue, ack.id, 'completed');

@@ -1,7 +1,9 @@
 -- Ends attempts: complete, retry, dead, cancelled or requeue (graceful shutdown), each checked
 -- against its lease token; a stale token changes nothing.
 -- ARGV 4 count, 5 retention completed, 6 retention dead, 7 retention cancelled;
--- then per ack 6 fields: kind, id, token, data (result or error), delay ms, attempt record JSON.
+-- then per ack 6 fields: kind, id, token, data (result or error), delay ms, attempt record JSON —
+-- for `complete`, its finish time (ms) instead: the completing attempt is not stored, the record
+-- holds all it says (codec.ts puts it back on read).
 -- kind: complete | retry | retry-free (the attempt is given back) | dead | cancelled | requeue.
 -- Returns per ack 1 (applied) or 0 (stale).
 --
@@ -31,16 +33,27 @@ for i = 1, count do
   end
 end
 if #ended_ids > 0 then
-  local previous = redis.call('HMGET', K_ATTEMPTS, unpack(ended_ids))
+  -- Attempt records to append, read in one HMGET (completions send none).
+  local recorded = {}
+  for _, i in ipairs(live) do
+    if ARGV[7 + (i - 1) * 6 + 1] ~= 'complete' then recorded[#recorded + 1] = ids[i] end
+  end
+  local previous = #recorded > 0 and redis.call('HMGET', K_ATTEMPTS, unpack(recorded)) or {}
   local records, attempts, results, completed = {}, {}, {}, {}
   local completed_until = NOW + retention.completed
-  for j, i in ipairs(live) do
+  local r = 0
+  for _, i in ipairs(live) do
     local base = 7 + (i - 1) * 6
     local kind, id, data = ARGV[base + 1], ids[i], ARGV[base + 4]
     out[i] = 1
     local attempt = ARGV[base + 6]
-    attempts[#attempts + 1] = id
-    attempts[#attempts + 1] = previous[j] and (string.sub(previous[j], 1, -2) .. ',' .. attempt .. ']') or ('[' .. attempt .. ']')
+    -- A completion's finish time, as digits (as the worker measured it; now if it sent none).
+    local finished = kind == 'complete' and (string.match(attempt, '^%d+$') or NOW_S)
+    if not finished then
+      r = r + 1
+      attempts[#attempts + 1] = id
+      attempts[#attempts + 1] = previous[r] and (string.sub(previous[r], 1, -2) .. ',' .. attempt .. ']') or ('[' .. attempt .. ']')
+    end
     local lease = held[i]
     local plain_type = kind == 'complete' and type(lease) == 'string' and plain_running_type(lease)
     if plain_type then
@@ -51,7 +64,7 @@ if #ended_ids > 0 then
         results[#results + 1] = data
       end
       records[#records + 1] = id
-      records[#records + 1] = '{"s":"completed","f":' .. NOW_S .. ',' .. lease
+      records[#records + 1] = '{"s":"completed","f":' .. finished .. ',' .. lease
       completed[#completed + 1] = completed_until
       completed[#completed + 1] = id
       announce_finished(id, 'completed', plain_type)
@@ -66,6 +79,7 @@ if #ended_ids > 0 then
           results[#results + 1] = data
         end
         finish(id, m, 'completed', retention.completed)
+        m.f = tonumber(finished)
       elseif kind == 'retry' or kind == 'retry-free' then
         processed = processed + 1
         if kind == 'retry' then failed = failed + 1 else m.a = m.a - 1 end
