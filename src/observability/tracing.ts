@@ -4,7 +4,6 @@
  * becomes the parent of the handler's spans; without one, nothing happens.
  */
 import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import type { Middleware } from '../worker/attempt.js';
 
 /** Adds `traceparent` (and `tracestate`) to a task's headers when a span is active; headers given by the caller win. */
 export function injectTraceContext(headers: Record<string, string> | null): Record<string, string> | null {
@@ -16,9 +15,10 @@ export function injectTraceContext(headers: Record<string, string> | null): Reco
   return { ...carrier, ...(headers ?? {}) };
 }
 
-/** Worker middleware: runs the handler in the context carried by the task's headers. */
-export const traceContextMiddleware: Middleware = async (ctx, next) => {
-  const headers = ctx.task.headers;
-  if (headers.traceparent === undefined) return next();
-  return context.with(propagation.extract(ROOT_CONTEXT, headers), next);
-};
+/**
+ * Runs an attempt (middleware and handler) in the context carried by the task's headers. The
+ * worker calls it only for tasks that carry a `traceparent`: the others pay nothing for tracing.
+ */
+export function inTraceContext<T>(headers: Record<string, string>, run: () => T): T {
+  return context.with(propagation.extract(ROOT_CONTEXT, headers), run);
+}

@@ -7,6 +7,7 @@ import { backoffDelay, DEFAULT_BACKOFF, type BackoffOption } from '../core/backo
 import { PermanentError, RetryableError, TasklineError } from '../core/errors.js';
 import type { AttemptRecord } from '../core/task.js';
 import { validatePayload } from '../client/define-task.js';
+import { inTraceContext } from '../observability/tracing.js';
 import type { Execution, TaskContext } from './context.js';
 import type { HandlerRegistry } from './handlers.js';
 
@@ -46,14 +47,16 @@ export async function runAttempt(execution: Execution, ctx: TaskContext, policy:
       }
     }
     const run = policy.middleware.length === 0 ? callHandler : compose(policy.middleware, registration.handler);
-    const result = await untilDoneOrAborted(run(ctx, registration.handler), execution);
+    // W3C trace context from the producer, when the task carries one (DESIGN §10).
+    const running = task.headers.traceparent === undefined ? run(ctx, registration.handler) : inTraceContext(task.headers, () => run(ctx, registration.handler));
+    const result = await untilDoneOrAborted(running, execution);
     let serialized: string;
     try {
       serialized = result === undefined ? '' : JSON.stringify(result);
     } catch (error) {
       throw new PermanentError(`the handler's result is not JSON-serialisable: ${(error as Error).message}`);
     }
-    return { ack: { kind: 'complete', ...base(execution, 'completed', null, policy.workerId), result: serialized ?? '' }, result };
+    return { ack: { kind: 'complete', id: task.id, queue: task.queue, token: task.token, attempt: attemptRecord(execution, 'completed', null, policy.workerId), result: serialized ?? '' }, result };
   } catch (error) {
     return { ack: failureAck(execution, error, policy), error };
   }
@@ -132,9 +135,9 @@ function stackHead(error: unknown): string | null {
   return error.stack.split('\n').slice(0, STACK_LINES).join('\n');
 }
 
-function base(execution: Execution, outcome: AttemptRecord['outcome'], error: unknown, workerId: string) {
+function attemptRecord(execution: Execution, outcome: AttemptRecord['outcome'], error: unknown, workerId: string): AttemptRecord {
   const { task } = execution;
-  const record: AttemptRecord = {
+  return {
     attempt: task.attempt,
     startedAt: task.startedAt,
     finishedAt: task.startedAt + (Date.now() - execution.localStart),
@@ -143,7 +146,11 @@ function base(execution: Execution, outcome: AttemptRecord['outcome'], error: un
     stack: error === null ? null : stackHead(error),
     workerId,
   };
-  return { id: task.id, queue: task.queue, token: task.token, attempt: record };
+}
+
+function base(execution: Execution, outcome: AttemptRecord['outcome'], error: unknown, workerId: string) {
+  const { task } = execution;
+  return { id: task.id, queue: task.queue, token: task.token, attempt: attemptRecord(execution, outcome, error, workerId) };
 }
 
 function failureAck(execution: Execution, error: unknown, policy: AttemptPolicy): Ack | null {

@@ -99,3 +99,75 @@ export class Execution {
     return report;
   }
 }
+
+/** What a task's context asks of the worker. */
+export interface ContextHost {
+  /** Stores the execution's pending logs and progress soon. */
+  scheduleReport(execution: Execution): void;
+  /** Renews the execution's lease now; rejects when it is lost. */
+  extendLease(execution: Execution): Promise<void>;
+}
+
+/**
+ * A handler's context: one object per attempt. The task's metadata and the functions are made
+ * when first read (most handlers read few or none), as functions bound to this attempt, so
+ * `const { log, signal } = ctx` works as with plain properties.
+ */
+export class AttemptContext implements TaskContext {
+  private meta: TaskMeta | null = null;
+  private logFn: TaskContext['log'] | null = null;
+  private progressFn: TaskContext['progress'] | null = null;
+  private extendFn: TaskContext['extendLease'] | null = null;
+
+  constructor(
+    private readonly host: ContextHost,
+    private readonly execution: Execution,
+    public payload: unknown,
+  ) {}
+
+  get task(): TaskMeta {
+    if (this.meta === null) {
+      const { task } = this.execution;
+      this.meta = {
+        id: task.id, type: task.type, queue: task.queue, attempt: task.attempt, maxRetries: task.maxRetries,
+        createdAt: task.createdAt, headers: task.headers, links: task.links,
+      };
+    }
+    return this.meta;
+  }
+
+  get signal(): AbortSignal {
+    return this.execution.signal;
+  }
+
+  get log(): TaskContext['log'] {
+    this.logFn ??= (...parts: unknown[]) => {
+      const message = parts.map((p) => (typeof p === 'string' ? p : safeJson(p))).join(' ');
+      this.execution.pendingLogs.push({ at: Date.now(), message: message.slice(0, 4000) });
+      this.host.scheduleReport(this.execution);
+    };
+    return this.logFn;
+  }
+
+  get progress(): TaskContext['progress'] {
+    this.progressFn ??= (value: unknown) => {
+      this.execution.pendingProgress = value;
+      this.execution.hasPendingProgress = true;
+      this.host.scheduleReport(this.execution);
+    };
+    return this.progressFn;
+  }
+
+  get extendLease(): TaskContext['extendLease'] {
+    this.extendFn ??= () => this.host.extendLease(this.execution);
+    return this.extendFn;
+  }
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

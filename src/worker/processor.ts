@@ -10,7 +10,7 @@ import type { Acker } from './acker.js';
 import { runAttempt, type AttemptOutcome, type AttemptPolicy } from './attempt.js';
 import { removeFrom, sleep, type Component } from './component.js';
 import { ActiveExecutions } from './active-executions.js';
-import { Execution, type TaskContext } from './context.js';
+import { AttemptContext, Execution, type ContextHost } from './context.js';
 import type { QueuePicker } from './queue-picker.js';
 import type { TimeoutWatch } from './timeout-watch.js';
 
@@ -46,7 +46,7 @@ interface ClaimState {
   inFlight: Promise<void>[];
 }
 
-export class Processor implements Component {
+export class Processor implements Component, ContextHost {
   readonly name = 'processor';
   /** Running tasks, and finished ones whose ack is not written yet. */
   readonly active = new ActiveExecutions();
@@ -280,7 +280,7 @@ export class Processor implements Component {
     } catch {
       payload = task.payload;
     }
-    const ctx = this.createContext(execution, payload);
+    const ctx = new AttemptContext(this, execution, payload);
     this.options.timeouts.add(execution);
     let outcome: AttemptOutcome;
     let stale = false;
@@ -315,38 +315,16 @@ export class Processor implements Component {
     this.options.onAttemptDone(execution, outcome, stale);
   }
 
-  private createContext(execution: Execution, payload: unknown): TaskContext {
+  async extendLease(execution: Execution): Promise<void> {
     const { task } = execution;
-    return {
-      task: {
-        id: task.id, type: task.type, queue: task.queue, attempt: task.attempt, maxRetries: task.maxRetries,
-        createdAt: task.createdAt, headers: task.headers, links: task.links,
-      },
-      payload,
-      get signal() {
-        return execution.signal;
-      },
-      log: (...parts: unknown[]) => {
-        const message = parts.map((p) => (typeof p === 'string' ? p : safeJson(p))).join(' ');
-        execution.pendingLogs.push({ at: Date.now(), message: message.slice(0, 4000) });
-        this.scheduleReport(execution);
-      },
-      progress: (value: unknown) => {
-        execution.pendingProgress = value;
-        execution.hasPendingProgress = true;
-        this.scheduleReport(execution);
-      },
-      extendLease: async () => {
-        const result = await this.options.backend.renewLeases([{ id: task.id, queue: task.queue, token: task.token }], this.options.leaseMs);
-        if (result.lost.length > 0) {
-          execution.abort('lease-lost', 'lease lost');
-          throw execution.abortError ?? new Error('lease lost');
-        }
-      },
-    };
+    const result = await this.options.backend.renewLeases([{ id: task.id, queue: task.queue, token: task.token }], this.options.leaseMs);
+    if (result.lost.length > 0) {
+      execution.abort('lease-lost', 'lease lost');
+      throw execution.abortError ?? new Error('lease lost');
+    }
   }
 
-  private scheduleReport(execution: Execution): void {
+  scheduleReport(execution: Execution): void {
     if (this.reportTimers.has(execution)) return;
     this.reportTimers.set(
       execution,
@@ -376,13 +354,5 @@ export class Processor implements Component {
   /** Aborts every running task (shutdown timeout passed). */
   abortAll(reason: 'shutdown', message: string): void {
     for (const execution of this.active.values()) execution.abort(reason, message);
-  }
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
   }
 }

@@ -16,7 +16,6 @@ import { createJanitor, createMaintenance } from './maintenance.js';
 import { Processor } from './processor.js';
 import { parseQueues, QueuePicker } from './queue-picker.js';
 import { TimeoutWatch } from './timeout-watch.js';
-import { traceContextMiddleware } from '../observability/tracing.js';
 
 /** Options of a Worker (DESIGN §3). Each default is given in its comment. */
 export interface WorkerOptions {
@@ -92,7 +91,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly id: string;
   private readonly registry = new HandlerRegistry();
   /** The trace context of the producer wraps every handler (W3C headers; a no-op without an OpenTelemetry SDK). */
-  private readonly middleware: Middleware[] = [traceContextMiddleware];
+  private readonly middleware: Middleware[] = [];
   private readonly concurrency: number;
   private readonly leaseMs: number;
   private readonly shutdownTimeout: number;

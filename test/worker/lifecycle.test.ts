@@ -258,6 +258,25 @@ describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
     expect(task!.progress).toEqual({ done: 2, total: 2 });
   });
 
+  it('gives a context whose parts work when destructured', async () => {
+    const seen: unknown[] = [];
+    startWorker({}, (w) =>
+      w.handle('destructured', async (_p, { task, log, progress, signal, extendLease }) => {
+        log('from', task.type);
+        progress(1);
+        await extendLease();
+        seen.push(task.id, task.attempt, signal.aborted);
+        return 'ok';
+      }),
+    );
+    const info = await client.enqueue('destructured', {});
+    expect(await client.waitFor(info.id, { timeout: 5000 })).toBe('ok');
+    expect(seen).toEqual([info.id, 1, false]);
+    const task = await client.getTask(info.id);
+    expect(task!.logs.map((l) => l.message)).toEqual(['from destructured']);
+    expect(task!.progress).toBe(1);
+  });
+
   it('cancels a running task whose handler honours the signal', async () => {
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
