@@ -21,12 +21,12 @@ export interface TaskContext {
   payload: unknown;
   /** Aborted on timeout, deadline, cancel, lease loss and shutdown; `signal.reason` says which. */
   signal: AbortSignal;
-  /** Stores a log line with the task (the newest 200 are kept). */
-  log(...parts: unknown[]): void;
+  /** Stores a log line with the task (the newest 200 are kept). Safe to destructure, as are the others. */
+  log: (...parts: unknown[]) => void;
   /** Reports progress (a number or any JSON value), stored with the task. */
-  progress(value: unknown): void;
+  progress: (value: unknown) => void;
   /** Renews the lease now, for long CPU-bound steps between awaits. */
-  extendLease(): Promise<void>;
+  extendLease: () => Promise<void>;
 }
 
 /** Why a running task's signal was aborted. */
