@@ -6,6 +6,11 @@
 // for finding where the time goes (docs/performance.md, "Before and after").
 //
 //   npm run build && node bench/drain.mjs [--count 50000] [--rounds 3] [--cpu-prof file.cpuprofile]
+//   npm run build && node bench/drain.mjs --store [--batch 25]
+//
+// With --store there is no worker: the tasks are claimed and completed through the backend in
+// fixed batches, one call after the other, so Redis's CPU per task can be compared between two
+// versions of the scripts without the worker's timing changing the batch sizes.
 //
 // With --cpu-prof, the main thread is sampled during the drain only (not the fill) and the
 // profile is written for bench/schedules-profile.mjs or Chrome's DevTools.
@@ -23,6 +28,8 @@ const option = (name, fallback) => {
 const count = Number(option('count', '50000'));
 const rounds = Number(option('rounds', '3'));
 const profileFile = option('cpu-prof', null);
+const storeOnly = args.includes('--store');
+const batch = Number(option('batch', '25'));
 
 const server = await RedisServer.start(process.env.REDIS_SERVER ?? 'redis-server');
 const admin = new Redis(server.url);
@@ -48,14 +55,31 @@ try {
     await producerBackend.close();
 
     const backend = await connect(server.url, { prefix: 'tl' });
-    const worker = new Worker(backend, { concurrency: 50, queues: ['bench'] });
-    worker.handle('noop', () => undefined);
-    let done = 0;
-    let finish;
-    const finished = new Promise((resolve) => (finish = resolve));
-    worker.on('completed', () => {
-      if (++done === count) finish();
-    });
+    let worker = null;
+    let finished;
+    if (storeOnly) {
+      finished = (async () => {
+        for (let done = 0; done < count; ) {
+          const [result] = await backend.claim('drain', [{ queue: 'bench', count: batch }], 30_000);
+          if (result.tasks.length === 0) throw new Error(`the queue ran dry after ${done} tasks`);
+          const now = Date.now();
+          await backend.ack(result.tasks.map((t) => ({
+            kind: 'complete', id: t.id, queue: t.queue, token: t.token, result: '',
+            attempt: { attempt: t.attempt, startedAt: t.startedAt, finishedAt: now, outcome: 'completed', error: null, stack: null, workerId: 'drain' },
+          })));
+          done += result.tasks.length;
+        }
+      })();
+    } else {
+      worker = new Worker(backend, { concurrency: 50, queues: ['bench'] });
+      worker.handle('noop', () => undefined);
+      let done = 0;
+      let finish;
+      finished = new Promise((resolve) => (finish = resolve));
+      worker.on('completed', () => {
+        if (++done === count) finish();
+      });
+    }
     await admin.config('RESETSTAT');
     const redisBefore = await redisCpu();
     const profiling = profileFile !== null && round === rounds;
@@ -66,7 +90,7 @@ try {
     }
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
-    await worker.start();
+    await worker?.start();
     await finished;
     const ms = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
@@ -87,7 +111,7 @@ try {
         `Redis CPU ${(redisUs / count).toFixed(1)} µs/task`,
     );
     console.log(`  per task, inside Redis: ${costly.join('; ')}`);
-    await worker.stop({ timeout: 2000 });
+    await worker?.stop({ timeout: 2000 });
     await backend.close();
   }
   if (profileFile !== null) console.log(`profile of the last round written to ${profileFile}`);

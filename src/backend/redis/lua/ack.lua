@@ -40,7 +40,7 @@ if #ended_ids > 0 then
   end
   local previous = #recorded > 0 and redis.call('HMGET', K_ATTEMPTS, unpack(recorded)) or {}
   local records, attempts, results, completed = {}, {}, {}, {}
-  local completed_until = NOW + retention.completed
+  local completed_until = string.format('%d', NOW + retention.completed)
   local r = 0
   for _, i in ipairs(live) do
     local base = 7 + (i - 1) * 6

@@ -12,7 +12,8 @@ local ids = redis.call('RPOP', K_QUEUED, count)
 if ids then
   -- One token for the batch: a task appears once in it, so (id, token) still names one attempt.
   local token = tostring(redis.call('INCR', K_SEQ))
-  local expires = NOW + lease_ms
+  -- As text once: a number passed to redis.call is formatted again for every member.
+  local expires = string.format('%d', NOW + lease_ms)
   local running, records = {}, {}
   -- The running record's head, the same for every task of the batch that takes the fast path;
   -- the record holds the lease token (there is no other lease state than it and `running`).

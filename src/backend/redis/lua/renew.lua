@@ -1,7 +1,7 @@
 -- Extends the leases of running tasks still held with the given tokens.
 -- ARGV 4 lease ms; then pairs: id, token.
 -- Returns { lost ids, ids whose cancellation was requested }.
-local expires = NOW + tonumber(ARGV[4])
+local expires = string.format('%d', NOW + tonumber(ARGV[4]))
 local lost, cancel = {}, {}
 local ids = {}
 for i = 5, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
