@@ -178,7 +178,7 @@ export interface Backend extends ScheduleStore, LockStore {
   readonly kind: 'redis' | 'sqlite';
   /**
    * Whether the store is a server that works on a request while this process runs: then a
-   * worker keeps two claims and two ack batches in flight so both sides work at once. An
+   * worker keeps two ack batches in flight so both sides work at once. An
    * in-process store (SQLite) runs each call to its end before returning, so it gains nothing.
    */
   readonly remote: boolean;

@@ -9,8 +9,8 @@ interface Pending {
 /**
  * Writes acks in batches: acks of tasks finishing in the same turn of the event loop go in one
  * call, and while batches are in flight new acks gather for the next (a group commit). Up to
- * two batches are in flight at once, so the half of the slots whose batch is being written does
- * not hold back the other half (the processor keeps two claims in flight for the same reason).
+ * two batches are in flight at once on a remote store, so the slots whose batch is being written
+ * do not hold back the next claim's tasks, whose acks gather meanwhile.
  * A batch that fails because the store is away is retried until it succeeds or the worker gives
  * up (`abandon`), so a finished attempt is never silently dropped.
  */

@@ -1,8 +1,7 @@
 /**
  * The processor: claims tasks into free slots (one round trip for all free slots), runs them,
  * and writes their acks through the Acker. A slot is free again as soon as its handler returns,
- * so the next claim goes out while the previous acks are still in flight (both in one write on
- * the pipelined connection) instead of after them. An idle processor blocks on the store until
+ * so the next claim goes out while the previous acks are still in flight instead of after them. An idle processor blocks on the store until
  * work may be there, instead of polling.
  */
 import type { Backend, ClaimedTask, ClaimRequest, LeaseRef } from '../backend/contract.js';
@@ -53,11 +52,6 @@ export class Processor implements Component, ContextHost {
   /** Attempts whose handler has not returned yet (the rest of `active` waits for its ack). */
   private running = 0;
   private slotWake: NodeJS.Immediate | null = null;
-  /** Tasks of a claim were started in this turn of the event loop. */
-  private startedThisTurn = false;
-  /** Claims that came back while another claim's tasks were starting, in order. */
-  private deferredStarts: (() => void)[] = [];
-  private pumping = false;
   /** A handler ended since the claim loop last cleared its list of empty queues. */
   private handlerEnded = false;
   private loop: Promise<void> | null = null;
@@ -97,17 +91,16 @@ export class Processor implements Component, ContextHost {
   }
 
   /**
-   * Keeps up to two claims in flight, each for at most half the slots, so that the store works
-   * on one batch (its acks and the next claim) while this process runs the other: the worker and
-   * the store no longer wait for each other in turn. On an in-process store (backend.remote
-   * false) or with concurrency below 4, a worker claims one batch at a time.
+   * One claim in flight, for all the free slots; the overlap between this process and the store
+   * comes from the acks (up to two batches in flight, see Acker): while the store writes one
+   * batch's acks, the handlers of the next claim run. Two claims of half the slots each cost
+   * ~12 % more worker CPU per task for the same throughput (docs/performance.md).
    */
   private async claimLoop(): Promise<void> {
     const { concurrency } = this.options;
-    const pipelined = this.options.backend.remote && concurrency >= 4;
     // At most MAX_CLAIM per call: a store script unpacks a batch into one call's arguments.
-    const batch = Math.min(MAX_CLAIM, pipelined ? Math.ceil(concurrency / 2) : concurrency);
-    const maxInFlight = pipelined ? 2 : 1;
+    const batch = Math.min(MAX_CLAIM, concurrency);
+    const maxInFlight = 1;
     const state: ClaimState = { exhausted: new Set(), nextDueIn: null, failures: 0, reserved: 0, inFlight: [] };
     while (!this.stopping) {
       // Handlers running take the slots; tasks waiting for their ack are bounded by concurrency
@@ -158,12 +151,9 @@ export class Processor implements Component, ContextHost {
             state.nextDueIn = state.nextDueIn === null ? dueIn : Math.min(state.nextDueIn, dueIn);
           }
         }
-        const start = () => {
-          // Slots are taken over by the tasks as the reservation gives them back.
-          state.reserved -= count;
-          for (const result of results) for (const task of result.tasks) this.startTask(task);
-        };
-        return this.startInTurn(start);
+        // Slots are taken over by the tasks as the reservation gives them back.
+        state.reserved -= count;
+        for (const result of results) for (const task of result.tasks) this.startTask(task);
       },
       (error: unknown) => {
         state.reserved -= count;
@@ -175,47 +165,6 @@ export class Processor implements Component, ContextHost {
       this.wakeSlotWaiters();
     });
     state.inFlight.push(claim);
-  }
-
-  /**
-   * Starts the tasks of a claim now, or — when another claim's tasks started in this turn of the
-   * event loop (both came back in one read) — one turn later, after the acks and the next claim
-   * of the first went out, so the store works on one batch while this process runs the other
-   * instead of both in lockstep. Claims start in the order they came back.
-   */
-  private startInTurn(start: () => void): Promise<void> {
-    if (!this.startedThisTurn && this.deferredStarts.length === 0) {
-      this.markTurn();
-      start();
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      this.deferredStarts.push(() => {
-        start();
-        resolve();
-      });
-      this.pumpDeferredStarts();
-    });
-  }
-
-  private markTurn(): void {
-    this.startedThisTurn = true;
-    setImmediate(() => (this.startedThisTurn = false));
-  }
-
-  private pumpDeferredStarts(): void {
-    if (this.pumping) return;
-    this.pumping = true;
-    // Two hops: the first immediate runs before the acks' flush of this turn, the second after.
-    setImmediate(() => setImmediate(() => {
-      this.pumping = false;
-      const next = this.deferredStarts.shift();
-      if (next) {
-        this.markTurn();
-        next();
-      }
-      if (this.deferredStarts.length > 0) this.pumpDeferredStarts();
-    }));
   }
 
   private async waitForWork(exhausted: Set<string>, nextDueIn: number | null): Promise<void> {
