@@ -1,9 +1,10 @@
 import type { Ack, AckResult, Backend } from '../backend/contract.js';
 import { removeFrom, sleep } from './component.js';
 
-interface Pending {
+interface Pending<T> {
   ack: Ack;
-  resolve: (result: AckResult | 'abandoned') => void;
+  /** Handed back to `onWritten` with the ack's result. */
+  owner: T;
 }
 
 /**
@@ -14,8 +15,8 @@ interface Pending {
  * A batch that fails because the store is away is retried until it succeeds or the worker gives
  * up (`abandon`), so a finished attempt is never silently dropped.
  */
-export class Acker {
-  private pending: Pending[] = [];
+export class Acker<T> {
+  private pending: Pending<T>[] = [];
   /** An array, not a Set: see ActiveExecutions for what a Set that churns costs. */
   private readonly flushes: Promise<void>[] = [];
   private scheduled = false;
@@ -23,17 +24,21 @@ export class Acker {
 
   constructor(
     private readonly backend: Backend,
+    /** Called once per ack written: 'ok', 'stale' (the lease was lost), or 'abandoned'. */
+    private readonly onWritten: (owner: T, result: AckResult | 'abandoned') => void,
     private readonly onError: (error: unknown) => void,
     private readonly maxBatch = 1000,
     private readonly maxInFlight = 2,
   ) {}
 
-  write(ack: Ack): Promise<AckResult | 'abandoned'> {
-    if (this.abandoned) return Promise.resolve('abandoned');
-    return new Promise((resolve) => {
-      this.pending.push({ ack, resolve });
-      this.schedule();
-    });
+  /** Queues an ack; `onWritten(owner, result)` follows once it is stored or given up. */
+  write(ack: Ack, owner: T): void {
+    if (this.abandoned) {
+      this.onWritten(owner, 'abandoned');
+      return;
+    }
+    this.pending.push({ ack, owner });
+    this.schedule();
   }
 
   /** Starts a flush once this turn's acks have gathered, unless enough are in flight. */
@@ -59,12 +64,12 @@ export class Acker {
     let failures = 0;
     for (;;) {
       if (this.abandoned) {
-        for (const p of batch) p.resolve('abandoned');
+        for (const p of batch) this.report(p, 'abandoned');
         return;
       }
       try {
         const results = await this.backend.ack(batch.map((p) => p.ack));
-        batch.forEach((p, i) => p.resolve(results[i]));
+        for (let i = 0; i < batch.length; i++) this.report(batch[i], results[i]);
         return;
       } catch (error) {
         this.onError(error);
@@ -82,6 +87,15 @@ export class Acker {
   /** Stops retrying: pending acks resolve as 'abandoned' (their leases will expire and recover). */
   abandon(): void {
     this.abandoned = true;
-    for (const p of this.pending.splice(0)) p.resolve('abandoned');
+    for (const p of this.pending.splice(0)) this.report(p, 'abandoned');
+  }
+
+  /** One owner's callback failing must not keep the others of its batch from theirs. */
+  private report(pending: Pending<T>, result: AckResult | 'abandoned'): void {
+    try {
+      this.onWritten(pending.owner, result);
+    } catch (error) {
+      this.onError(error);
+    }
   }
 }

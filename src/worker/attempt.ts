@@ -30,9 +30,19 @@ export interface AttemptOutcome {
 
 const STACK_LINES = 6;
 
-/** Runs the attempt; never throws. `ack: null` means the lease was lost: nothing may be written. */
-export async function runAttempt(execution: Execution, ctx: TaskContext, policy: AttemptPolicy): Promise<AttemptOutcome> {
+/**
+ * Runs the attempt and calls `ended` once with its outcome; never throws. `ack: null` means the
+ * lease was lost: nothing may be written. Callbacks rather than async functions: a worker runs
+ * tens of thousands of attempts a second, and each await costs promises and a suspended frame.
+ */
+export function runAttempt(
+  execution: Execution,
+  ctx: TaskContext,
+  policy: AttemptPolicy,
+  ended: (execution: Execution, outcome: AttemptOutcome) => void,
+): void {
   const { task } = execution;
+  let value: unknown;
   try {
     if (task.deadline !== null && task.deadline <= task.startedAt) {
       throw new PermanentError('deadline exceeded');
@@ -46,33 +56,64 @@ export async function runAttempt(execution: Execution, ctx: TaskContext, policy:
         throw new PermanentError((error as Error).message);
       }
     }
-    const run = policy.middleware.length === 0 ? callHandler : compose(policy.middleware, registration.handler);
+    const { handler } = registration;
+    const run = policy.middleware.length === 0 ? () => handler(ctx.payload, ctx) : () => compose(policy.middleware, handler)(ctx);
     // W3C trace context from the producer, when the task carries one (DESIGN §10).
-    const running = task.headers.traceparent === undefined ? run(ctx, registration.handler) : inTraceContext(task.headers, () => run(ctx, registration.handler));
-    const result = await untilDoneOrAborted(running, execution);
-    let serialized: string;
-    try {
-      serialized = result === undefined ? '' : JSON.stringify(result);
-    } catch (error) {
-      throw new PermanentError(`the handler's result is not JSON-serialisable: ${(error as Error).message}`);
-    }
-    return { ack: { kind: 'complete', id: task.id, queue: task.queue, token: task.token, attempt: attemptRecord(execution, 'completed', null, policy.workerId), result: serialized ?? '' }, result };
+    value = task.headers.traceparent === undefined ? run() : inTraceContext(task.headers, run);
   } catch (error) {
-    return { ack: failureAck(execution, error, policy), error };
+    ended(execution, { ack: failureAck(execution, error, policy), error });
+    return;
   }
+  let settled = false;
+  const settle = (ok: boolean, result: unknown) => {
+    if (settled) return;
+    settled = true;
+    execution.onAbort = null;
+    ended(execution, ok ? completion(execution, result, policy) : { ack: failureAck(execution, result, policy), error: result });
+  };
+  // A timeout, deadline, lost lease or shutdown ends the wait at once (the handler was told
+  // through its signal); a cancel waits for the handler to honour it. A hook on the execution
+  // rather than a signal listener: no AbortSignal per task.
+  const onAbort = () => {
+    if (execution.abortReason !== 'cancelled') settle(false, execution.abortError ?? new Error('aborted'));
+  };
+  if (!isThenable(value)) {
+    if (execution.abortReason !== null) onAbort();
+    settle(true, value);
+    return;
+  }
+  execution.onAbort = onAbort;
+  if (execution.abortReason !== null) onAbort();
+  try {
+    value.then(
+      (result: unknown) => settle(true, result),
+      (error: unknown) => settle(false, error),
+    );
+  } catch (error) {
+    settle(false, error);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+}
+
+function completion(execution: Execution, result: unknown, policy: AttemptPolicy): AttemptOutcome {
+  let serialized: string | undefined;
+  try {
+    serialized = result === undefined ? '' : JSON.stringify(result);
+  } catch (error) {
+    const failure = new PermanentError(`the handler's result is not JSON-serialisable: ${(error as Error).message}`);
+    return { ack: failureAck(execution, failure, policy), error: failure };
+  }
+  const { task } = execution;
+  return {
+    ack: { kind: 'complete', id: task.id, queue: task.queue, token: task.token, attempt: attemptRecord(execution, 'completed', null, policy.workerId), result: serialized ?? '' },
+    result,
+  };
 }
 
 type HandlerFn = (payload: any, ctx: TaskContext) => unknown;
-
-/** Without middleware the handler is called at once; a synchronous throw becomes a rejection. */
-function callHandler(ctx: TaskContext, handler: HandlerFn): Promise<unknown> {
-  try {
-    return Promise.resolve(handler(ctx.payload, ctx));
-  } catch (error) {
-    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- whatever the handler threw, passed on as is
-    return Promise.reject(error);
-  }
-}
 
 function compose(middleware: Middleware[], handler: HandlerFn): (ctx: TaskContext) => Promise<unknown> {
   return (ctx) => {
@@ -89,35 +130,6 @@ function compose(middleware: Middleware[], handler: HandlerFn): (ctx: TaskContex
     };
     return dispatch(0);
   };
-}
-
-/**
- * Waits for the handler; a timeout, deadline, lost lease or shutdown ends the wait at once (the
- * handler was told through its signal). A cancel waits for the handler to honour it.
- */
-function untilDoneOrAborted(promise: Promise<unknown>, execution: Execution): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    // A hook on the execution rather than a signal listener: no AbortSignal per task.
-    const onAbort = () => {
-      if (execution.abortReason !== 'cancelled') reject(execution.abortError ?? new Error('aborted'));
-    };
-    if (execution.abortReason !== null) onAbort();
-    else execution.onAbort = onAbort;
-    const settle = () => {
-      if (execution.onAbort === onAbort) execution.onAbort = null;
-    };
-    promise.then(
-      (value) => {
-        settle();
-        resolve(value);
-      },
-      (error: unknown) => {
-        settle();
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- whatever the handler threw, passed on as is
-        reject(error);
-      },
-    );
-  });
 }
 
 function errorText(error: unknown): string {

@@ -1,5 +1,6 @@
 import type { ClaimedTask } from '../backend/contract.js';
 import type { TaskLinks, TaskLogLine } from '../core/task.js';
+import type { AttemptOutcome } from './attempt.js';
 
 /** What a handler sees of its task. */
 export interface TaskMeta {
@@ -57,8 +58,8 @@ export class Execution {
   slot = -1;
   /** Watched by the TimeoutWatch (until the handler ends). */
   watched = false;
-  /** Resolves when the attempt is over and its ack is written (or given up). */
-  done!: Promise<void>;
+  /** What the attempt ended with, while its ack is being written. */
+  outcome: AttemptOutcome | null = null;
 
   constructor(readonly task: ClaimedTask, readonly localStart: number) {
     const timeoutAt = localStart + task.timeout;

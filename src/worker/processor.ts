@@ -4,7 +4,7 @@
  * so the next claim goes out while the previous acks are still in flight instead of after them. An idle processor blocks on the store until
  * work may be there, instead of polling.
  */
-import type { Backend, ClaimedTask, ClaimRequest, LeaseRef } from '../backend/contract.js';
+import type { AckResult, Backend, ClaimedTask, ClaimRequest, LeaseRef } from '../backend/contract.js';
 import type { Acker } from './acker.js';
 import { runAttempt, type AttemptOutcome, type AttemptPolicy } from './attempt.js';
 import { removeFrom, sleep, type Component } from './component.js';
@@ -21,7 +21,7 @@ export interface ProcessorOptions {
   /** Longest single block on the store while idle (ms). */
   idleWaitMs: number;
   picker: QueuePicker;
-  acker: Acker;
+  acker: Acker<Execution>;
   timeouts: TimeoutWatch;
   policy: AttemptPolicy;
   onAttemptDone: (execution: Execution, outcome: AttemptOutcome, stale: boolean) => void;
@@ -57,6 +57,7 @@ export class Processor implements Component, ContextHost {
   private loop: Promise<void> | null = null;
   private stopClaiming = new AbortController();
   private slotWaiters: (() => void)[] = [];
+  private idleWaiters: (() => void)[] = [];
   private wakeIdle: (() => void) | null = null;
   private readonly reportTimers = new Map<Execution, NodeJS.Timeout>();
 
@@ -77,9 +78,10 @@ export class Processor implements Component, ContextHost {
     this.loop = null;
   }
 
-  /** Resolves when every running task has finished and its ack is written. */
-  async idle(): Promise<void> {
-    while (this.active.size > 0) await Promise.all(this.active.values().map((e) => e.done));
+  /** Resolves when every running task has finished and its ack is written (or given up). */
+  idle(): Promise<void> {
+    if (this.active.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   leases(): LeaseRef[] {
@@ -218,11 +220,6 @@ export class Processor implements Component, ContextHost {
     const execution = new Execution(task, Date.now());
     this.active.add(execution);
     this.running += 1;
-    execution.done = this.execute(execution);
-  }
-
-  private async execute(execution: Execution): Promise<void> {
-    const { task } = execution;
     let payload: unknown;
     try {
       payload = JSON.parse(task.payload);
@@ -231,37 +228,49 @@ export class Processor implements Component, ContextHost {
     }
     const ctx = new AttemptContext(this, execution, payload);
     this.options.timeouts.add(execution);
-    let outcome: AttemptOutcome;
-    let stale = false;
-    let handlerDone = false;
-    const endHandler = () => {
-      if (handlerDone) return;
-      handlerDone = true;
+    runAttempt(execution, ctx, this.options.policy, this.attemptEnded);
+  }
+
+  /** The handler is done (or was given up on): its slot is free, and the ack goes to the acker. */
+  private readonly attemptEnded = (execution: Execution, outcome: AttemptOutcome): void => {
+    try {
+      this.options.timeouts.remove(execution);
       this.running -= 1;
       this.slotsFreed();
-    };
-    try {
-      outcome = await runAttempt(execution, ctx, this.options.policy);
-      this.options.timeouts.remove(execution);
-      endHandler();
       this.cancelReport(execution);
-      if (outcome.ack) {
-        const report = execution.takeReport();
-        if (report) await this.writeReport(execution, report);
-        const result = await this.options.acker.write(outcome.ack);
-        stale = result === 'stale';
+      if (!outcome.ack) {
+        this.finish(execution, outcome, false);
+        return;
       }
+      execution.outcome = outcome;
+      const report = execution.takeReport();
+      if (report) void this.writeReport(execution, report).then(() => this.options.acker.write(outcome.ack!, execution));
+      else this.options.acker.write(outcome.ack, execution);
     } catch (error) {
-      // runAttempt never throws; this guards the bookkeeping above.
+      // Nothing above throws; this guards the bookkeeping.
       this.options.onError(error, 'execute');
-      outcome = { ack: null, error };
-    } finally {
-      this.options.timeouts.remove(execution);
-      this.active.delete(execution);
-      if (handlerDone) this.slotsFreed();
-      else endHandler();
+      this.finish(execution, { ack: null, error }, false);
     }
-    this.options.onAttemptDone(execution, outcome, stale);
+  };
+
+  /** The acker stored (or gave up on) an attempt's ack. */
+  ackWritten(execution: Execution, result: AckResult | 'abandoned'): void {
+    this.finish(execution, execution.outcome ?? { ack: null }, result === 'stale');
+  }
+
+  private finish(execution: Execution, outcome: AttemptOutcome, stale: boolean): void {
+    execution.outcome = null;
+    this.active.delete(execution);
+    this.slotsFreed();
+    try {
+      this.options.onAttemptDone(execution, outcome, stale);
+    } finally {
+      if (this.active.size === 0) {
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const wake of waiters) wake();
+      }
+    }
   }
 
   async extendLease(execution: Execution): Promise<void> {

@@ -96,7 +96,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly leaseMs: number;
   private readonly shutdownTimeout: number;
   private readonly picker: QueuePicker;
-  private readonly acker: Acker;
+  private readonly acker: Acker<Execution>;
   private readonly timeouts = new TimeoutWatch(() => this.processor.active.values());
   private readonly processor: Processor;
   private readonly components: Component[];
@@ -118,7 +118,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     this.picker = new QueuePicker(parseQueues(options.queues), options.strict === true);
     const onError = (error: unknown, where: string) => this.reportError(error, where);
-    this.acker = new Acker(backend, (error) => onError(error, 'ack'), 1000, backend.remote ? 2 : 1);
+    this.acker = new Acker<Execution>(backend, (execution, result) => this.processor.ackWritten(execution, result), (error) => onError(error, 'ack'), 1000, backend.remote ? 2 : 1);
     this.processor = new Processor({
       backend,
       workerId: this.id,
