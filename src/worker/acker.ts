@@ -34,7 +34,7 @@ export class Acker<T> {
   /** Queues an ack; `onWritten(owner, result)` follows once it is stored or given up. */
   write(ack: Ack, owner: T): void {
     if (this.abandoned) {
-      this.onWritten(owner, 'abandoned');
+      this.report({ ack, owner }, 'abandoned');
       return;
     }
     this.pending.push({ ack, owner });

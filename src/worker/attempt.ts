@@ -61,7 +61,7 @@ export function runAttempt(
     // W3C trace context from the producer, when the task carries one (DESIGN §10).
     value = task.headers.traceparent === undefined ? run() : inTraceContext(task.headers, run);
   } catch (error) {
-    ended(execution, { ack: failureAck(execution, error, policy), error });
+    ended(execution, outcomeOf(execution, false, error, policy));
     return;
   }
   let settled = false;
@@ -69,7 +69,7 @@ export function runAttempt(
     if (settled) return;
     settled = true;
     execution.onAbort = null;
-    ended(execution, ok ? completion(execution, result, policy) : { ack: failureAck(execution, result, policy), error: result });
+    ended(execution, outcomeOf(execution, ok, result, policy));
   };
   // A timeout, deadline, lost lease or shutdown ends the wait at once (the handler was told
   // through its signal); a cancel waits for the handler to honour it. A hook on the execution
@@ -77,7 +77,14 @@ export function runAttempt(
   const onAbort = () => {
     if (execution.abortReason !== 'cancelled') settle(false, execution.abortError ?? new Error('aborted'));
   };
-  if (!isThenable(value)) {
+  let then: unknown;
+  try {
+    then = value !== null && (typeof value === 'object' || typeof value === 'function') ? (value as { then?: unknown }).then : undefined;
+  } catch (error) {
+    settle(false, error); // a `then` getter that throws
+    return;
+  }
+  if (typeof then !== 'function') {
     if (execution.abortReason !== null) onAbort();
     settle(true, value);
     return;
@@ -85,7 +92,8 @@ export function runAttempt(
   execution.onAbort = onAbort;
   if (execution.abortReason !== null) onAbort();
   try {
-    value.then(
+    (then as PromiseLike<unknown>['then']).call(
+      value,
       (result: unknown) => settle(true, result),
       (error: unknown) => settle(false, error),
     );
@@ -94,8 +102,14 @@ export function runAttempt(
   }
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+/** The outcome of a finished handler; never throws, whatever the handler returned or threw. */
+function outcomeOf(execution: Execution, ok: boolean, value: unknown, policy: AttemptPolicy): AttemptOutcome {
+  try {
+    return ok ? completion(execution, value, policy) : { ack: failureAck(execution, value, policy), error: value };
+  } catch {
+    const error = new Error('the handler ended with a value that cannot be described');
+    return { ack: failureAck(execution, error, policy), error };
+  }
 }
 
 function completion(execution: Execution, result: unknown, policy: AttemptPolicy): AttemptOutcome {
@@ -103,7 +117,7 @@ function completion(execution: Execution, result: unknown, policy: AttemptPolicy
   try {
     serialized = result === undefined ? '' : JSON.stringify(result);
   } catch (error) {
-    const failure = new PermanentError(`the handler's result is not JSON-serialisable: ${(error as Error).message}`);
+    const failure = new PermanentError(`the handler's result is not JSON-serialisable: ${errorText(error)}`);
     return { ack: failureAck(execution, failure, policy), error: failure };
   }
   const { task } = execution;
@@ -133,17 +147,21 @@ function compose(middleware: Middleware[], handler: HandlerFn): (ctx: TaskContex
 }
 
 function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  if (typeof error === 'string') return error;
   try {
+    if (error instanceof Error) return String(error.message || error.name);
+    if (typeof error === 'string') return error;
     return JSON.stringify(error) ?? String(error);
   } catch {
-    return String(error);
+    try {
+      return String(error);
+    } catch {
+      return 'an error that cannot be printed';
+    }
   }
 }
 
 function stackHead(error: unknown): string | null {
-  if (!(error instanceof Error) || !error.stack) return null;
+  if (!(error instanceof Error) || typeof error.stack !== 'string') return null;
   return error.stack.split('\n').slice(0, STACK_LINES).join('\n');
 }
 

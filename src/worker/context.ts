@@ -112,56 +112,87 @@ export interface ContextHost {
 /**
  * A handler's context: one object per attempt. The task's metadata and the functions are made
  * when first read (most handlers read few or none), as functions bound to this attempt, so
- * `const { log, signal } = ctx` works as with plain properties.
+ * `const { log, signal } = ctx` works as with plain properties; middleware may replace any of
+ * them (`ctx.log = …`). The worker's own state is in private fields: printing or serialising a
+ * context does not reach into the worker.
  */
 export class AttemptContext implements TaskContext {
-  private meta: TaskMeta | null = null;
-  private logFn: TaskContext['log'] | null = null;
-  private progressFn: TaskContext['progress'] | null = null;
-  private extendFn: TaskContext['extendLease'] | null = null;
+  readonly #host: ContextHost;
+  readonly #execution: Execution;
+  #task: TaskMeta | null = null;
+  #signal: AbortSignal | null = null;
+  #log: TaskContext['log'] | null = null;
+  #progress: TaskContext['progress'] | null = null;
+  #extendLease: TaskContext['extendLease'] | null = null;
 
-  constructor(
-    private readonly host: ContextHost,
-    private readonly execution: Execution,
-    public payload: unknown,
-  ) {}
+  constructor(host: ContextHost, execution: Execution, public payload: unknown) {
+    this.#host = host;
+    this.#execution = execution;
+  }
 
   get task(): TaskMeta {
-    if (this.meta === null) {
-      const { task } = this.execution;
-      this.meta = {
+    if (this.#task === null) {
+      const { task } = this.#execution;
+      this.#task = {
         id: task.id, type: task.type, queue: task.queue, attempt: task.attempt, maxRetries: task.maxRetries,
         createdAt: task.createdAt, headers: task.headers, links: task.links,
       };
     }
-    return this.meta;
+    return this.#task;
+  }
+
+  set task(value: TaskMeta) {
+    this.#task = value;
   }
 
   get signal(): AbortSignal {
-    return this.execution.signal;
+    return this.#signal ?? this.#execution.signal;
+  }
+
+  set signal(value: AbortSignal) {
+    this.#signal = value;
   }
 
   get log(): TaskContext['log'] {
-    this.logFn ??= (...parts: unknown[]) => {
+    this.#log ??= (...parts: unknown[]) => {
+      const execution = this.#execution;
       const message = parts.map((p) => (typeof p === 'string' ? p : safeJson(p))).join(' ');
-      this.execution.pendingLogs.push({ at: Date.now(), message: message.slice(0, 4000) });
-      this.host.scheduleReport(this.execution);
+      execution.pendingLogs.push({ at: Date.now(), message: message.slice(0, 4000) });
+      this.#host.scheduleReport(execution);
     };
-    return this.logFn;
+    return this.#log;
+  }
+
+  set log(value: TaskContext['log']) {
+    this.#log = value;
   }
 
   get progress(): TaskContext['progress'] {
-    this.progressFn ??= (value: unknown) => {
-      this.execution.pendingProgress = value;
-      this.execution.hasPendingProgress = true;
-      this.host.scheduleReport(this.execution);
+    this.#progress ??= (value: unknown) => {
+      const execution = this.#execution;
+      execution.pendingProgress = value;
+      execution.hasPendingProgress = true;
+      this.#host.scheduleReport(execution);
     };
-    return this.progressFn;
+    return this.#progress;
+  }
+
+  set progress(value: TaskContext['progress']) {
+    this.#progress = value;
   }
 
   get extendLease(): TaskContext['extendLease'] {
-    this.extendFn ??= () => this.host.extendLease(this.execution);
-    return this.extendFn;
+    this.#extendLease ??= () => this.#host.extendLease(this.#execution);
+    return this.#extendLease;
+  }
+
+  set extendLease(value: TaskContext['extendLease']) {
+    this.#extendLease = value;
+  }
+
+  /** For JSON and logs: the task and its payload. */
+  toJSON(): { task: TaskMeta; payload: unknown } {
+    return { task: this.task, payload: this.payload };
   }
 }
 

@@ -18,7 +18,8 @@ export function createLeaseKeeper(backend: Backend, processor: Processor, leaseM
       for (const [id, times] of countIds(lost)) {
         // A task this worker runs twice (its first lease was lost, and it came back here) has one
         // live token at most, the newest claim's: the oldest executions are the lost ones.
-        const executions = processor.active.withId(id).sort((a, b) => a.localStart - b.localStart);
+        // Only those whose lease was sent: one already known lost is no longer renewed.
+        const executions = processor.active.withId(id).filter((e) => e.abortReason !== 'lease-lost').sort((a, b) => a.localStart - b.localStart);
         for (const execution of executions.slice(0, times)) execution.abort('lease-lost', 'lease lost: the task was recovered by another worker');
       }
       for (const id of new Set(cancelRequested)) for (const execution of processor.active.withId(id)) execution.abort('cancelled', 'cancelled by operator');

@@ -155,7 +155,16 @@ export class Processor implements Component, ContextHost {
         }
         // Slots are taken over by the tasks as the reservation gives them back.
         state.reserved -= count;
-        for (const result of results) for (const task of result.tasks) this.startTask(task);
+        for (const result of results) {
+          for (const task of result.tasks) {
+            try {
+              this.startTask(task);
+            } catch (error) {
+              // Nothing in startTask throws; were it to, the other tasks of the claim still start.
+              this.options.onError(error, 'start');
+            }
+          }
+        }
       },
       (error: unknown) => {
         state.reserved -= count;

@@ -277,6 +277,56 @@ describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
     expect(task!.progress).toBe(1);
   });
 
+  it('lets middleware replace context parts, and serialises a context as its task and payload', async () => {
+    const logged: string[] = [];
+    let json = '';
+    startWorker({}, (w) => {
+      w.use(async (ctx, next) => {
+        const log = ctx.log;
+        ctx.log = (...parts: unknown[]) => log('[mw]', ...parts);
+        json = JSON.stringify(ctx);
+        return next();
+      });
+      w.handle('wrapped', async (_p, ctx) => {
+        ctx.log('hello');
+        logged.push('ran');
+        return 1;
+      });
+    });
+    const info = await client.enqueue('wrapped', { n: 1 });
+    expect(await client.waitFor(info.id, { timeout: 5000 })).toBe(1);
+    expect(logged).toEqual(['ran']);
+    expect(JSON.parse(json)).toMatchObject({ task: { id: info.id, type: 'wrapped' }, payload: { n: 1 } });
+    expect((await client.getTask(info.id))!.logs.map((l) => l.message)).toEqual(['[mw] hello']);
+  });
+
+  it('survives handlers that end with values nothing can describe', async () => {
+    const unprintable = Object.create(null) as Record<string, unknown>;
+    unprintable.self = unprintable; // neither JSON nor String() can print it
+    startWorker({}, (w) => {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- the point: a thrown non-Error
+      w.handle('bad-result', () => ({ toJSON: () => { throw null; } }));
+      w.handle('bad-throw', () => {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the point: a thrown non-Error
+        throw unprintable;
+      });
+      w.handle('bad-then', () => ({
+        get then() {
+          throw new Error('no then for you');
+        },
+      }));
+    });
+    const result = await client.enqueue('bad-result', {});
+    const thrown = await client.enqueue('bad-throw', {}, { maxRetries: 0 });
+    const then = await client.enqueue('bad-then', {}, { maxRetries: 0 });
+    await expect(client.waitFor(result.id, { timeout: 5000 })).rejects.toThrow(/not JSON-serialisable/);
+    await expect(client.waitFor(thrown.id, { timeout: 5000 })).rejects.toThrow(/dead/);
+    await expect(client.waitFor(then.id, { timeout: 5000 })).rejects.toThrow(/no then for you/);
+    // The worker goes on.
+    const ok = await client.enqueue('bad-result', {});
+    await expect(client.waitFor(ok.id, { timeout: 5000 })).rejects.toThrow(/not JSON-serialisable/);
+  });
+
   it('cancels a running task whose handler honours the signal', async () => {
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));

@@ -300,7 +300,7 @@ export class RedisBackend implements SchedulingBackend {
           delay = ack.delay;
         } else if (ack.kind === 'dead' || ack.kind === 'cancelled') data = ack.error;
         // A completing attempt is not stored, only its finish time: the record says the rest (lua/ack.lua).
-        args.push(kind, ack.id, ack.token, data, delay, ack.kind === 'complete' ? Math.round(ack.attempt.finishedAt ?? 0) : encodeAttempt(ack.attempt));
+        args.push(kind, ack.id, ack.token, data, delay, ack.kind === 'complete' ? (ack.attempt.finishedAt === null ? '' : Math.round(ack.attempt.finishedAt)) : encodeAttempt(ack.attempt));
       }
       calls.push(this.scriptCall('ack', queue, args));
       order.push(indexes);
