@@ -12,6 +12,7 @@ import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import { RedisScheduleStore } from './schedule-store.js';
 import { RedisKeys } from './keys.js';
 import { ScriptRunner, scriptKeyNames, type ScriptCall } from './scripts.js';
+import { EnqueueGroups } from '../enqueue-groups.js';
 import { decodeClaimed, decodeRecord, encodeAttempt, encodeRecordFragment } from './codec.js';
 import { dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, operationError } from '../shared.js';
 
@@ -30,12 +31,6 @@ const BULK_LIMIT = 500;
 /** Most tasks one grouped enqueue stores in one go (lua/enqueue.lua runs them in one script). */
 const ENQUEUE_GROUP = 1000;
 
-interface PendingEnqueue {
-  tasks: NewTask[];
-  resolve: (outcomes: EnqueueOutcome[]) => void;
-  reject: (error: unknown) => void;
-}
-
 /** The Redis store: every state transition is one Lua script (lua/). */
 export class RedisBackend implements SchedulingBackend {
   readonly kind = 'redis' as const;
@@ -51,7 +46,7 @@ export class RedisBackend implements SchedulingBackend {
   private subscribing: Promise<void> = Promise.resolve();
   private readonly scripts = new ScriptRunner();
   private readonly registered = new Set<string>();
-  private pendingEnqueues: PendingEnqueue[] = [];
+  private readonly enqueues = new EnqueueGroups((tasks) => this.enqueueNow(tasks), ENQUEUE_GROUP);
   private readonly offset: string;
   private closed = false;
   private readonly scheduling: RedisScheduleStore;
@@ -141,48 +136,9 @@ export class RedisBackend implements SchedulingBackend {
 
   // ── producing ───────────────────────────────────────────────────────────────
 
-  /**
-   * Enqueues made in the same tick (say, 100 producers each awaiting `client.enqueue`) are stored
-   * together: one script call per queue for all of them instead of one each (a group commit, as
-   * for acks). Each call still gets its own outcomes, exactly as if the calls had run one after
-   * another in arrival order; a group never exceeds ENQUEUE_GROUP tasks unless one call alone does.
-   */
+  /** Enqueues of a tick go together: one script call per queue (EnqueueGroups). */
   enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
-    if (tasks.length === 0) return Promise.resolve([]);
-    return new Promise((resolve, reject) => {
-      this.pendingEnqueues.push({ tasks, resolve, reject });
-      if (this.pendingEnqueues.length === 1) process.nextTick(() => this.flushEnqueues());
-    });
-  }
-
-  private flushEnqueues(): void {
-    const pending = this.pendingEnqueues;
-    this.pendingEnqueues = [];
-    let group: PendingEnqueue[] = [];
-    let size = 0;
-    const send = (calls: PendingEnqueue[]) => {
-      const all = calls.length === 1 ? calls[0].tasks : calls.flatMap((c) => c.tasks);
-      this.enqueueNow(all).then(
-        (outcomes) => {
-          let offset = 0;
-          for (const call of calls) {
-            call.resolve(calls.length === 1 ? outcomes : outcomes.slice(offset, offset + call.tasks.length));
-            offset += call.tasks.length;
-          }
-        },
-        (error: unknown) => calls.forEach((call) => call.reject(error)),
-      );
-    };
-    for (const call of pending) {
-      if (group.length > 0 && size + call.tasks.length > ENQUEUE_GROUP) {
-        send(group);
-        group = [];
-        size = 0;
-      }
-      group.push(call);
-      size += call.tasks.length;
-    }
-    if (group.length > 0) send(group);
+    return this.enqueues.enqueue(tasks);
   }
 
   private async enqueueNow(tasks: NewTask[]): Promise<EnqueueOutcome[]> {

@@ -18,6 +18,7 @@ import type {
   QueueInfo, RenewResult, TaskPage, Unsubscribe, WorkerInfo, SubscribeOptions,
   FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend,
 } from '../contract.js';
+import { EnqueueGroups } from '../enqueue-groups.js';
 import { validateLockKey } from '../shared.js';
 import { ackAttempts, renewLeases, reportProgress } from './ack.js';
 import { claimTasks } from './claim.js';
@@ -54,6 +55,9 @@ export interface SqliteBackendOptions {
   watchFile?: boolean;
 }
 
+/** Most tasks the enqueues of one tick store in one transaction. */
+const ENQUEUE_GROUP = 1000;
+
 export class SqliteBackend implements SchedulingBackend {
   readonly kind = 'sqlite' as const;
   readonly remote = false;
@@ -64,6 +68,8 @@ export class SqliteBackend implements SchedulingBackend {
   /** Each queue's signal as of this backend's last claim from it or wait on it (see Notifier.waitForSignal). */
   private readonly seenSignals = new Map<string, number>();
   private closed = false;
+  /** One transaction for the enqueues of a tick, at most ENQUEUE_GROUP tasks. */
+  private readonly enqueues = new EnqueueGroups((tasks) => this.write((t) => enqueueTasks(t, tasks)), ENQUEUE_GROUP);
 
   private constructor(private readonly db: Database.Database, options: SqliteBackendOptions) {
     this.offset = options.clockOffsetMs ?? 0;
@@ -119,9 +125,9 @@ export class SqliteBackend implements SchedulingBackend {
 
   // ── producing ───────────────────────────────────────────────────────────────
 
-  async enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
-    if (tasks.length === 0) return [];
-    return this.write((t) => enqueueTasks(t, tasks));
+  /** Enqueues of a tick go together, in one transaction (EnqueueGroups). */
+  enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+    return this.enqueues.enqueue(tasks);
   }
 
   // ── working ─────────────────────────────────────────────────────────────────
