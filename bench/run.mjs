@@ -55,7 +55,7 @@ function parseArgs(argv) {
 
 function configFor(quick) {
   return {
-    enqueueOne: { count: quick ? 5_000 : 20_000, inFlight: 100, warmup: quick ? 1_000 : 2_000 },
+    enqueueOne: { count: quick ? 5_000 : 50_000, inFlight: 100, warmup: quick ? 1_000 : 5_000 },
     bulk: { count: quick ? 20_000 : 100_000, batch: 1_000, warmup: 5_000 },
     process: { count: quick ? 10_000 : 50_000, concurrency: 50, fillBatch: 1_000 },
     latency: { rate: 1_000, durationS: quick ? 3 : 10, warmupS: 1, concurrency: 50 },

@@ -151,9 +151,13 @@ export class RedisBackend implements SchedulingBackend {
     const seen = new Set<string>();
     const stored: number[] = [];
     tasks.forEach((task, index) => {
-      if (elsewhere.has(task.id) || seen.has(task.id)) outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
-      else stored.push(index);
-      seen.add(task.id);
+      // A generated id (UUIDv7) is new: only given ids can repeat.
+      if (task.generatedId === true) stored.push(index);
+      else if (elsewhere.has(task.id) || seen.has(task.id)) outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
+      else {
+        stored.push(index);
+        seen.add(task.id);
+      }
     });
     if (stored.length === 0) return outcomes;
     // Smaller calls than other scripts take, each sent as soon as it is encoded: Redis stores one
