@@ -75,7 +75,7 @@ export function runAttempt(
   // through its signal); a cancel waits for the handler to honour it. A hook on the execution
   // rather than a signal listener: no AbortSignal per task.
   const onAbort = () => {
-    if (execution.abortReason !== 'cancelled') settle(false, execution.abortError ?? new Error('aborted'));
+    if (execution.abortReason !== 'cancelled' || execution.endedBy !== null) settle(false, execution.abortError ?? new Error('aborted'));
   };
   let then: unknown;
   try {
@@ -185,6 +185,8 @@ function base(execution: Execution, outcome: AttemptRecord['outcome'], error: un
 
 function failureAck(execution: Execution, error: unknown, policy: AttemptPolicy): Ack | null {
   const { task } = execution;
+  // A lease lost after a cancel that the handler ignored: nothing may be written either.
+  if (execution.endedBy === 'lease-lost') return null;
   switch (execution.abortReason) {
     case 'lease-lost':
       return null;

@@ -54,6 +54,8 @@ export class Execution {
   pendingProgress: unknown = undefined;
   hasPendingProgress = false;
   abortReason: AbortReason | null = null;
+  /** What ended the wait for a handler that did not honour a cancel (see abort). */
+  endedBy: AbortReason | null = null;
   /** Its place in the worker's ActiveExecutions, -1 when not there. */
   slot = -1;
   /** Watched by the TimeoutWatch (until the handler ends). */
@@ -83,6 +85,13 @@ export class Execution {
   }
 
   abort(reason: AbortReason, message: string): void {
+    if (this.abortReason === 'cancelled' && reason !== 'cancelled' && this.endedBy === null) {
+      // A cancel waits for the handler; a timeout, deadline, lost lease or shutdown after it
+      // ends the wait (the attempt still ends as cancelled, or writes nothing if the lease is lost).
+      this.endedBy = reason;
+      this.onAbort?.();
+      return;
+    }
     if (this.abortReason !== null) return;
     this.abortReason = reason;
     this.abortErrorValue = new TaskAbortError(reason, message);

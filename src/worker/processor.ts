@@ -264,7 +264,10 @@ export class Processor implements Component, ContextHost {
 
   /** The acker stored (or gave up on) an attempt's ack. */
   ackWritten(execution: Execution, result: AckResult | 'abandoned'): void {
-    this.finish(execution, execution.outcome ?? { ack: null }, result === 'stale');
+    // An abandoned ack was not stored (the store stayed away through shutdown): no completed or
+    // failed event for it; the task runs again once its lease expires.
+    const outcome = result === 'abandoned' ? { ack: null, error: execution.outcome?.error } : (execution.outcome ?? { ack: null });
+    this.finish(execution, outcome, result === 'stale');
   }
 
   private finish(execution: Execution, outcome: AttemptOutcome, stale: boolean): void {

@@ -345,6 +345,24 @@ describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
     expect(task!.attempts[0].outcome).toBe('cancelled');
   });
 
+  it('a cancel the handler ignores still ends the attempt, as cancelled, when its timeout passes', async () => {
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    startWorker({}, (w) =>
+      w.handle('stubborn', async () => {
+        started();
+        await new Promise(() => undefined); // never looks at its signal, never ends
+      }),
+    );
+    const info = await client.enqueue('stubborn', {}, { timeout: 600 });
+    await running;
+    expect(await client.cancel(info.id)).toBe('cancel-requested');
+    await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toThrow(/cancelled/);
+    const task = await client.getTask(info.id);
+    expect(task).toMatchObject({ state: 'cancelled' });
+    expect(task!.attempts[0].outcome).toBe('cancelled');
+  });
+
   it('cancels a queued task at once', async () => {
     const info = await client.enqueue('never-run', {}, { delay: 60_000 });
     expect(info.state).toBe('scheduled');
