@@ -1,13 +1,13 @@
 /**
  * The processor: claims tasks into free slots (one round trip for all free slots), runs them,
  * and writes their acks through the Acker. A slot is free again as soon as its handler returns,
- * so the next claim goes out while the previous acks are still in flight instead of after them. An idle processor blocks on the store until
- * work may be there, instead of polling.
+ * so the next claim goes out while the previous acks are still in flight instead of after them.
+ * An idle processor blocks on the store until work may be there, instead of polling.
  */
-import type { AckResult, Backend, ClaimedTask, ClaimRequest, LeaseRef } from '../backend/contract.js';
+import type { AckResult, Backend, ClaimedTask, LeaseRef } from '../backend/contract.js';
 import type { Acker } from './acker.js';
 import { runAttempt, type AttemptOutcome, type AttemptPolicy } from './attempt.js';
-import { removeFrom, sleep, type Component } from './component.js';
+import { sleep, type Component } from './component.js';
 import { ActiveExecutions } from './active-executions.js';
 import { AttemptContext, Execution, type ContextHost } from './context.js';
 import type { QueuePicker } from './queue-picker.js';
@@ -32,19 +32,6 @@ const REPORT_DELAY_MS = 500;
 /** Most tasks one claim asks for (Redis's Lua unpacks a batch into ~8,000 values at most). */
 const MAX_CLAIM = 1000;
 
-/** What the claims in flight have learnt, shared with the claim loop. */
-interface ClaimState {
-  /** Queues a claim found empty (or paused) since the last wake-up. */
-  exhausted: Set<string>;
-  /** ms until the earliest scheduled or retrying task is due, as the last claims saw it. */
-  nextDueIn: number | null;
-  /** Claims failed in a row. */
-  failures: number;
-  /** Slots asked for by claims in flight. */
-  reserved: number;
-  inFlight: Promise<void>[];
-}
-
 export class Processor implements Component, ContextHost {
   readonly name = 'processor';
   /** Running tasks, and finished ones whose ack is not written yet. */
@@ -52,8 +39,6 @@ export class Processor implements Component, ContextHost {
   /** Attempts whose handler has not returned yet (the rest of `active` waits for its ack). */
   private running = 0;
   private slotWake: NodeJS.Immediate | null = null;
-  /** A handler ended since the claim loop last cleared its list of empty queues. */
-  private handlerEnded = false;
   private loop: Promise<void> | null = null;
   private stopClaiming = new AbortController();
   private slotWaiters: (() => void)[] = [];
@@ -93,89 +78,59 @@ export class Processor implements Component, ContextHost {
   }
 
   /**
-   * One claim in flight, for all the free slots; the overlap between this process and the store
+   * One claim at a time, for all the free slots; the overlap between this process and the store
    * comes from the acks (up to two batches in flight, see Acker): while the store writes one
    * batch's acks, the handlers of the next claim run. Two claims of half the slots each cost
    * ~12 % more worker CPU per task for the same throughput (docs/performance.md).
    */
   private async claimLoop(): Promise<void> {
-    const { concurrency } = this.options;
-    // At most MAX_CLAIM per call: a store script unpacks a batch into one call's arguments.
-    const batch = Math.min(MAX_CLAIM, concurrency);
-    const maxInFlight = 1;
-    const state: ClaimState = { exhausted: new Set(), nextDueIn: null, failures: 0, reserved: 0, inFlight: [] };
+    const { backend, picker, concurrency, leaseMs } = this.options;
+    // Queues a claim found empty (or paused) since a handler last ended.
+    const exhausted = new Set<string>();
+    // ms until the earliest scheduled or retrying task is due, as the last claim saw it.
+    let nextDueIn: number | null = null;
+    let failures = 0;
     while (!this.stopping) {
-      // Handlers running take the slots; tasks waiting for their ack are bounded by concurrency
-      // too; slots asked for by claims in flight are taken already.
-      const free = Math.min(concurrency - this.running, 2 * concurrency - this.active.size) - state.reserved;
-      if (state.failures > 0 && state.inFlight.length === 0) {
-        await sleep(Math.min(5000, 100 * 2 ** state.failures), this.stopClaiming.signal);
-        if (this.stopping) break;
-      }
-      if (free <= 0 || state.inFlight.length >= maxInFlight || (state.failures > 0 && state.inFlight.length > 0)) {
+      // Handlers running take the slots; tasks waiting for their ack are bounded by concurrency too.
+      const free = Math.min(concurrency - this.running, 2 * concurrency - this.active.size);
+      if (free <= 0) {
         await this.slotFreed();
-        // A finished handler is the moment to look at every queue again (strict priority needs
-        // it); a claim coming back is not, or empty queues would be asked again and again.
-        if (state.inFlight.length === 0 && this.handlerEnded) {
-          this.handlerEnded = false;
-          state.exhausted.clear();
-        }
+        exhausted.clear();
         continue;
       }
-      const requests = this.options.picker.plan(Math.min(free, batch), state.exhausted);
+      // At most MAX_CLAIM per call: a store script unpacks a batch into one call's arguments.
+      const requests = picker.plan(Math.min(free, MAX_CLAIM), exhausted);
       if (requests.length === 0) {
-        if (state.inFlight.length > 0) {
-          // Every queue looked empty to a claim; wait for the claims still out before blocking.
-          await this.slotFreed();
-          continue;
-        }
-        const nextDueIn = state.nextDueIn;
-        state.nextDueIn = null;
-        await this.waitForWork(state.exhausted, nextDueIn);
+        await this.waitForWork(exhausted, nextDueIn);
+        nextDueIn = null;
         continue;
       }
-      this.sendClaim(requests, state);
-    }
-    while (state.inFlight.length > 0) await Promise.all([...state.inFlight]);
-  }
-
-  /** Sends one claim; its tasks start as soon as it returns, and the claim loop wakes. */
-  private sendClaim(requests: ClaimRequest[], state: ClaimState): void {
-    const count = requests.reduce((sum, r) => sum + r.count, 0);
-    state.reserved += count;
-    const claim = this.options.backend.claim(this.options.workerId, requests, this.options.leaseMs).then(
-      (results) => {
-        state.failures = 0;
-        for (const [i, result] of results.entries()) {
-          if (result.paused || !result.more || result.tasks.length < requests[i].count) state.exhausted.add(result.queue);
-          if (result.nextDueAt !== null) {
-            const dueIn = Math.max(0, result.nextDueAt - result.now);
-            state.nextDueIn = state.nextDueIn === null ? dueIn : Math.min(state.nextDueIn, dueIn);
-          }
-        }
-        // Slots are taken over by the tasks as the reservation gives them back.
-        state.reserved -= count;
-        for (const result of results) {
-          for (const task of result.tasks) {
-            try {
-              this.startTask(task);
-            } catch (error) {
-              // Nothing in startTask throws; were it to, the other tasks of the claim still start.
-              this.options.onError(error, 'start');
-            }
-          }
-        }
-      },
-      (error: unknown) => {
-        state.reserved -= count;
-        state.failures += 1;
+      let results;
+      try {
+        results = await backend.claim(this.options.workerId, requests, leaseMs);
+        failures = 0;
+      } catch (error) {
         this.options.onError(error, 'claim');
-      },
-    ).finally(() => {
-      removeFrom(state.inFlight, claim);
-      this.wakeSlotWaiters();
-    });
-    state.inFlight.push(claim);
+        failures += 1;
+        await sleep(Math.min(5000, 100 * 2 ** failures), this.stopClaiming.signal);
+        continue;
+      }
+      for (const [i, result] of results.entries()) {
+        if (result.paused || !result.more || result.tasks.length < requests[i].count) exhausted.add(result.queue);
+        if (result.nextDueAt !== null) {
+          const dueIn = Math.max(0, result.nextDueAt - result.now);
+          nextDueIn = nextDueIn === null ? dueIn : Math.min(nextDueIn, dueIn);
+        }
+        for (const task of result.tasks) {
+          try {
+            this.startTask(task);
+          } catch (error) {
+            // Nothing in startTask throws; were it to, the other tasks of the claim still start.
+            this.options.onError(error, 'start');
+          }
+        }
+      }
+    }
   }
 
   private async waitForWork(exhausted: Set<string>, nextDueIn: number | null): Promise<void> {
@@ -212,7 +167,6 @@ export class Processor implements Component, ContextHost {
    * that one claim fills all the slots they freed, and goes out in the same write as their acks.
    */
   private slotsFreed(): void {
-    this.handlerEnded = true;
     this.slotWake ??= setImmediate(() => {
       this.slotWake = null;
       this.wakeSlotWaiters();
