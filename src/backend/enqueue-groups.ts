@@ -21,7 +21,8 @@ export class EnqueueGroups {
 
   constructor(
     private readonly store: (tasks: NewTask[]) => Promise<EnqueueOutcome[]>,
-    private readonly maxGroup: number,
+    /** Most tasks of one group: a store call's batch stays bounded under many producers. */
+    private readonly maxGroup = 1000,
   ) {}
 
   enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {

@@ -90,7 +90,7 @@ const KNOWN_OPTIONS = new Set([
 export class Worker extends EventEmitter<WorkerEvents> {
   readonly id: string;
   private readonly registry = new HandlerRegistry();
-  /** The trace context of the producer wraps every handler (W3C headers; a no-op without an OpenTelemetry SDK). */
+  /** Added with use(); the producer's trace context is applied by the attempt itself (attempt.ts). */
   private readonly middleware: Middleware[] = [];
   private readonly concurrency: number;
   private readonly leaseMs: number;

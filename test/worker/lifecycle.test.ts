@@ -327,6 +327,15 @@ describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
     await expect(client.waitFor(ok.id, { timeout: 5000 })).rejects.toThrow(/not JSON-serialisable/);
   });
 
+  /** Cancels a running task: the request is taken, and the task ends cancelled with its attempt. */
+  async function expectCancelledWhileRunning(id: string): Promise<void> {
+    expect(await client.cancel(id)).toBe('cancel-requested');
+    await expect(client.waitFor(id, { timeout: 5000 })).rejects.toThrow(/cancelled/);
+    const task = await client.getTask(id);
+    expect(task).toMatchObject({ state: 'cancelled' });
+    expect(task!.attempts[0].outcome).toBe('cancelled');
+  }
+
   it('cancels a running task whose handler honours the signal', async () => {
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
@@ -338,11 +347,7 @@ describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
     );
     const info = await client.enqueue('long', {});
     await running;
-    expect(await client.cancel(info.id)).toBe('cancel-requested');
-    await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toThrow(/cancelled/);
-    const task = await client.getTask(info.id);
-    expect(task).toMatchObject({ state: 'cancelled' });
-    expect(task!.attempts[0].outcome).toBe('cancelled');
+    await expectCancelledWhileRunning(info.id);
   });
 
   it('a cancel the handler ignores still ends the attempt, as cancelled, when its timeout passes', async () => {
@@ -356,11 +361,7 @@ describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
     );
     const info = await client.enqueue('stubborn', {}, { timeout: 600 });
     await running;
-    expect(await client.cancel(info.id)).toBe('cancel-requested');
-    await expect(client.waitFor(info.id, { timeout: 5000 })).rejects.toThrow(/cancelled/);
-    const task = await client.getTask(info.id);
-    expect(task).toMatchObject({ state: 'cancelled' });
-    expect(task!.attempts[0].outcome).toBe('cancelled');
+    await expectCancelledWhileRunning(info.id);
   });
 
   it('cancels a queued task at once', async () => {

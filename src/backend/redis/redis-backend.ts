@@ -28,8 +28,6 @@ export interface RedisBackendOptions {
 }
 
 const BULK_LIMIT = 500;
-/** Most tasks one grouped enqueue stores in one go (lua/enqueue.lua runs them in one script). */
-const ENQUEUE_GROUP = 1000;
 
 /** The Redis store: every state transition is one Lua script (lua/). */
 export class RedisBackend implements SchedulingBackend {
@@ -46,7 +44,7 @@ export class RedisBackend implements SchedulingBackend {
   private subscribing: Promise<void> = Promise.resolve();
   private readonly scripts = new ScriptRunner();
   private readonly registered = new Set<string>();
-  private readonly enqueues = new EnqueueGroups((tasks) => this.enqueueNow(tasks), ENQUEUE_GROUP);
+  private readonly enqueues = new EnqueueGroups((tasks) => this.enqueueNow(tasks));
   private readonly offset: string;
   private closed = false;
   private readonly scheduling: RedisScheduleStore;
@@ -116,8 +114,8 @@ export class RedisBackend implements SchedulingBackend {
     return { name, keys, args: [...this.commonArgs(queue), ...args] };
   }
 
-  private runScript(name: ScriptCall['name'], queue: string, args: (string | number)[]): Promise<unknown> {
-    const call = this.scriptCall(name, queue, args);
+  private runScript(name: ScriptCall['name'], queue: string, args: (string | number)[], extraKeys: string[] = []): Promise<unknown> {
+    const call = this.scriptCall(name, queue, args, extraKeys);
     return this.call(() => this.scripts.run(this.redis, call.name, call.keys, call.args));
   }
 
@@ -186,8 +184,7 @@ export class RedisBackend implements SchedulingBackend {
           task.id, encodeRecordFragment(task), task.payload, task.delay ?? -1, task.runAt ?? -1, uniqueIndex, task.uniqueFor ?? 0,
         );
       }
-      const call = this.scriptCall('enqueue', queue, args, extraKeys);
-      sent.push(this.call(() => this.scripts.run(this.redis, call.name, call.keys, call.args)));
+      sent.push(this.runScript('enqueue', queue, args, extraKeys));
       order.push(indexes);
     }
     const replies = (await Promise.all(sent)) as string[][];

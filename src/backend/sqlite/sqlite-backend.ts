@@ -55,9 +55,6 @@ export interface SqliteBackendOptions {
   watchFile?: boolean;
 }
 
-/** Most tasks the enqueues of one tick store in one transaction. */
-const ENQUEUE_GROUP = 1000;
-
 export class SqliteBackend implements SchedulingBackend {
   readonly kind = 'sqlite' as const;
   readonly remote = false;
@@ -68,8 +65,8 @@ export class SqliteBackend implements SchedulingBackend {
   /** Each queue's signal as of this backend's last claim from it or wait on it (see Notifier.waitForSignal). */
   private readonly seenSignals = new Map<string, number>();
   private closed = false;
-  /** One transaction for the enqueues of a tick, at most ENQUEUE_GROUP tasks. */
-  private readonly enqueues = new EnqueueGroups((tasks) => this.write((t) => enqueueTasks(t, tasks)), ENQUEUE_GROUP);
+  /** One transaction for the enqueues of a tick (EnqueueGroups). */
+  private readonly enqueues = new EnqueueGroups((tasks) => this.write((t) => enqueueTasks(t, tasks)));
 
   private constructor(private readonly db: Database.Database, options: SqliteBackendOptions) {
     this.offset = options.clockOffsetMs ?? 0;

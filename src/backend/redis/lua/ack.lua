@@ -49,20 +49,21 @@ if #ended_ids > 0 then
     local attempt = ARGV[base + 6]
     -- A completion's finish time, as digits (as the worker measured it; now if it sent none).
     local finished = kind == 'complete' and (string.match(attempt, '^%d+$') or NOW_S)
-    if not finished then
-      r = r + 1
-      attempts[#attempts + 1] = id
-      attempts[#attempts + 1] = previous[r] and (string.sub(previous[r], 1, -2) .. ',' .. attempt .. ']') or ('[' .. attempt .. ']')
-    end
-    local lease = held[i]
-    local plain_type = kind == 'complete' and type(lease) == 'string' and plain_running_type(lease)
-    if plain_type then
-      -- The common case, as text: completed, finished now, kept for the default retention.
+    if finished then
       processed = processed + 1
       if data ~= '' then
         results[#results + 1] = id
         results[#results + 1] = data
       end
+    else
+      r = r + 1
+      attempts[#attempts + 1] = id
+      attempts[#attempts + 1] = previous[r] and (string.sub(previous[r], 1, -2) .. ',' .. attempt .. ']') or ('[' .. attempt .. ']')
+    end
+    local lease = held[i]
+    local plain_type = finished and type(lease) == 'string' and plain_running_type(lease)
+    if plain_type then
+      -- The common case, as text: completed, finished then, kept for the default retention.
       records[#records + 1] = id
       records[#records + 1] = '{"s":"completed","f":' .. finished .. ',' .. lease
       completed[#completed + 1] = completed_until
@@ -72,12 +73,7 @@ if #ended_ids > 0 then
       -- held_with decoded a record it did not find in the fast shape; only those are decoded here.
       local m = type(lease) == 'table' and lease or cjson.decode(metas[i])
       m.k = nil
-      if kind == 'complete' then
-        processed = processed + 1
-        if data ~= '' then
-          results[#results + 1] = id
-          results[#results + 1] = data
-        end
+      if finished then
         finish(id, m, 'completed', retention.completed)
         m.f = tonumber(finished)
       elseif kind == 'retry' or kind == 'retry-free' then
