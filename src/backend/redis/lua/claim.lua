@@ -3,6 +3,7 @@
 -- Returns { paused (0/1), next due ms (-1: none), more queued (0/1), now,
 --           then per task: id, record (JSON), payload, lease token }.
 local count, worker, lease_ms = tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6])
+local RUNNING_SEED = 'created as a skiplist: this member is removed at once, and is no task id'
 forward_due(tonumber(ARGV[7]))
 if redis.call('EXISTS', K_PAUSED) == 1 then
   return { 1, next_due(), 0, NOW }
@@ -51,7 +52,18 @@ if ids then
     end
   end
   if #running > 0 then
-    redis.call('ZADD', K_RUNNING, unpack(running))
+    if redis.call('EXISTS', K_RUNNING) == 1 then
+      redis.call('ZADD', K_RUNNING, unpack(running))
+    else
+      -- Made with a member longer than 64 bytes, a sorted set is a skiplist, and stays one after
+      -- that member goes, until it empties: under 128 members it would otherwise be a listpack,
+      -- which every insert and removal scans (~3.3 µs per task claimed and acked with ~100
+      -- running, against ~0.9 µs as a skiplist). Task ids have no spaces, so this one is no id.
+      running[#running + 1] = '+inf'
+      running[#running + 1] = RUNNING_SEED
+      redis.call('ZADD', K_RUNNING, unpack(running))
+      redis.call('ZREM', K_RUNNING, RUNNING_SEED)
+    end
     redis.call('HSET', K_META, unpack(records))
   end
 end

@@ -1,0 +1,64 @@
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RedisBackend } from '../../src/backend/redis/redis-backend.js';
+import { Client } from '../../src/client/client.js';
+import { REDIS_URL, redisStore, type TestStore } from '../helpers/stores.js';
+
+// Redis-only facts about how the scripts lay data out, which the conformance suite cannot see:
+// they matter for speed (docs/performance.md), not for behaviour.
+describe('Redis layout', () => {
+  let store: TestStore;
+  let backend: RedisBackend;
+  let redis: Redis;
+
+  beforeEach(async () => {
+    store = await redisStore();
+    backend = store.backend as RedisBackend;
+    redis = new Redis(REDIS_URL);
+  });
+
+  afterEach(async () => {
+    redis.disconnect();
+    await store.cleanup();
+  });
+
+  it('the running set is a skiplist from its first claim, holds only the claimed ids, and is removed when it empties', async () => {
+    const running = backend.keys.queueKey('q', 'running');
+    await enqueueTasks(backend, 30);
+    const [first] = await backend.claim('w1', [{ queue: 'q', count: 3 }], 30_000);
+    expect(await redis.object('ENCODING', running)).toBe('skiplist');
+    expect((await redis.zrange(running, 0, -1)).sort()).toEqual(first.tasks.map((t) => t.id).sort());
+
+    // Later claims add to the same set; it stays a skiplist while it has members.
+    const [second] = await backend.claim('w1', [{ queue: 'q', count: 5 }], 30_000);
+    expect(await redis.zcard(running)).toBe(8);
+    await backend.ack(first.tasks.map((t) => complete(t)));
+    expect(await redis.object('ENCODING', running)).toBe('skiplist');
+    expect((await redis.zrange(running, 0, -1)).sort()).toEqual(second.tasks.map((t) => t.id).sort());
+
+    await backend.ack(second.tasks.map((t) => complete(t)));
+    expect(await redis.exists(running)).toBe(0);
+    await backend.claim('w1', [{ queue: 'q', count: 2 }], 30_000);
+    expect(await redis.object('ENCODING', running)).toBe('skiplist');
+    expect(await redis.zcard(running)).toBe(2);
+    expect((await backend.getQueue('q'))?.counts.running).toBe(2);
+  });
+});
+
+async function enqueueTasks(backend: RedisBackend, n: number): Promise<void> {
+  const client = new Client(backend);
+  await client.enqueueMany(Array.from({ length: n }, (_, i) => ({ type: 'noop', payload: { i }, options: { queue: 'q' } })));
+  await client.close();
+}
+
+function complete(task: { id: string; queue: string; token: string; attempt: number; startedAt: number }) {
+  const now = Date.now();
+  return {
+    kind: 'complete' as const,
+    id: task.id,
+    queue: task.queue,
+    token: task.token,
+    result: '',
+    attempt: { attempt: task.attempt, startedAt: task.startedAt, finishedAt: now, outcome: 'completed' as const, error: null, stack: null, workerId: 'w1' },
+  };
+}
