@@ -63,7 +63,12 @@ export class Execution {
   /** What the attempt ended with, while its ack is being written. */
   outcome: AttemptOutcome | null = null;
 
-  constructor(readonly task: ClaimedTask, readonly localStart: number) {
+  constructor(
+    readonly task: ClaimedTask,
+    readonly localStart: number,
+    /** The processor's lane whose slot the attempt takes. */
+    readonly lane: { running: number },
+  ) {
     const timeoutAt = localStart + task.timeout;
     // The deadline is absolute (store time); convert it to local time with the claim's clock.
     const deadlineAt = task.deadline === null ? Infinity : localStart + (task.deadline - task.startedAt);

@@ -1,8 +1,8 @@
 /**
- * The processor: claims tasks into free slots (one round trip for all free slots), runs them,
- * and writes their acks through the Acker. A slot is free again as soon as its handler returns,
- * so the next claim goes out while the previous acks are still in flight instead of after them.
- * An idle processor blocks on the store until work may be there, instead of polling.
+ * The processor: claims tasks into free slots (one round trip for all free slots of a lane), runs
+ * them, and writes their acks through the Acker. A slot is free again as soon as its handler
+ * returns, so the next claim goes out while the previous acks are still in flight instead of
+ * after them. An idle processor blocks on the store until work may be there, instead of polling.
  */
 import type { AckResult, Backend, ClaimedTask, LeaseRef } from '../backend/contract.js';
 import type { Acker } from './acker.js';
@@ -26,6 +26,34 @@ export interface ProcessorOptions {
   policy: AttemptPolicy;
   onAttemptDone: (execution: Execution, outcome: AttemptOutcome, stale: boolean) => void;
   onError: (error: unknown, where: string) => void;
+  /** How many lanes the slots are split into (see Lane); 1 unless the store is remote. */
+  lanes: number;
+}
+
+/**
+ * A share of the slots with a claim loop of its own. With one lane, the worker and a remote
+ * store take turns: the store claims and acks a batch while the worker waits, then the worker
+ * runs it while the store waits. With two, one lane's batch is in the store while the other's
+ * runs here, so both sides work at once (docs/performance.md: +10–20 % tasks/s for short tasks).
+ * Each lane still claims only for its own free slots: no task waits here for a slot.
+ */
+export interface Lane {
+  /** Slots of this lane. */
+  readonly capacity: number;
+  /** Handlers of this lane that have not returned yet. */
+  running: number;
+  /** Claim loop of this lane waiting for one of its slots to free. */
+  waiter: (() => void) | null;
+}
+
+/** Splits `concurrency` slots into `count` lanes as evenly as possible (none empty). */
+export function splitLanes(concurrency: number, count: number): Lane[] {
+  const lanes = Math.max(1, Math.min(count, concurrency));
+  return Array.from({ length: lanes }, (_, i) => ({
+    capacity: Math.floor(concurrency / lanes) + (i < concurrency % lanes ? 1 : 0),
+    running: 0,
+    waiter: null,
+  }));
 }
 
 const REPORT_DELAY_MS = 500;
@@ -36,21 +64,29 @@ export class Processor implements Component, ContextHost {
   readonly name = 'processor';
   /** Running tasks, and finished ones whose ack is not written yet. */
   readonly active = new ActiveExecutions();
-  /** Attempts whose handler has not returned yet (the rest of `active` waits for its ack). */
-  private running = 0;
+  readonly lanes: Lane[];
   private slotWake: NodeJS.Immediate | null = null;
   private loop: Promise<void> | null = null;
   private stopClaiming = new AbortController();
-  private slotWaiters: (() => void)[] = [];
   private idleWaiters: (() => void)[] = [];
   private wakeIdle: (() => void) | null = null;
+  /** The one wait on the store while no lane finds work: lanes that find none join it. */
+  private workWait: Promise<void> | null = null;
+  /** Queues a claim found empty (or paused) since a handler last ended (shared by the lanes). */
+  private readonly exhausted = new Set<string>();
+  /** The first claim after an idle wait, while it is in flight (see claimLoop). */
+  private probe: Promise<void> | null = null;
+  /** ms until the earliest scheduled or retrying task is due, as the last claim saw it. */
+  private nextDueIn: number | null = null;
   private readonly reportTimers = new Map<Execution, NodeJS.Timeout>();
 
-  constructor(private readonly options: ProcessorOptions) {}
+  constructor(private readonly options: ProcessorOptions) {
+    this.lanes = splitLanes(options.concurrency, options.lanes);
+  }
 
   start(): void {
     this.stopClaiming = new AbortController();
-    this.loop = this.claimLoop();
+    this.loop = Promise.all(this.lanes.map((lane) => this.claimLoop(lane))).then(() => undefined);
   }
 
   /** Stops claiming; running tasks go on (the worker decides how long to wait for them). */
@@ -58,7 +94,7 @@ export class Processor implements Component, ContextHost {
     this.stopClaiming.abort();
     if (this.slotWake) clearImmediate(this.slotWake);
     this.slotWake = null;
-    this.wakeSlotWaiters();
+    this.wakeLanes();
     await this.loop;
     this.loop = null;
   }
@@ -78,36 +114,47 @@ export class Processor implements Component, ContextHost {
   }
 
   /**
-   * One claim at a time, for all the free slots; the overlap between this process and the store
-   * comes from the acks (up to two batches in flight, see Acker): while the store writes one
-   * batch's acks, the handlers of the next claim run. Two claims of half the slots each cost
-   * ~12 % more worker CPU per task for the same throughput (docs/performance.md).
+   * A lane's claims, one at a time, for all its free slots. The lanes share what they learn of
+   * the queues (empty ones, the next due time) and one idle wait on the store.
    */
-  private async claimLoop(): Promise<void> {
+  private async claimLoop(lane: Lane): Promise<void> {
     const { backend, picker, concurrency, leaseMs } = this.options;
-    // Queues a claim found empty (or paused) since a handler last ended.
-    const exhausted = new Set<string>();
-    // ms until the earliest scheduled or retrying task is due, as the last claim saw it.
-    let nextDueIn: number | null = null;
+    const exhausted = this.exhausted;
     let failures = 0;
+    // This lane's next claim is the first after an idle wait: the other lanes wait for its answer.
+    let probing = false;
     while (!this.stopping) {
       // Handlers running take the slots; tasks waiting for their ack are bounded by concurrency too.
-      const free = Math.min(concurrency - this.running, 2 * concurrency - this.active.size);
+      const free = Math.min(lane.capacity - lane.running, 2 * concurrency - this.active.size);
       if (free <= 0) {
-        await this.slotFreed();
+        await this.slotFreed(lane);
         exhausted.clear();
         continue;
       }
       // At most MAX_CLAIM per call: a store script unpacks a batch into one call's arguments.
       const requests = picker.plan(Math.min(free, MAX_CLAIM), exhausted);
       if (requests.length === 0) {
-        await this.waitForWork(exhausted, nextDueIn);
-        nextDueIn = null;
+        await this.waitForWork();
+        // The first lane back looks at the queues; the others go on once it knows what is there
+        // (an idle worker makes one claim per wait, not one per lane).
+        if (this.probe) await this.probe;
+        else probing = true;
         continue;
       }
       let results;
       try {
-        results = await backend.claim(this.options.workerId, requests, leaseMs);
+        const claim = backend.claim(this.options.workerId, requests, leaseMs);
+        if (probing) {
+          probing = false;
+          const probe: Promise<void> = claim.then(
+            () => undefined,
+            () => undefined,
+          ).finally(() => {
+            if (this.probe === probe) this.probe = null;
+          });
+          this.probe = probe;
+        }
+        results = await claim;
         failures = 0;
       } catch (error) {
         this.options.onError(error, 'claim');
@@ -119,11 +166,11 @@ export class Processor implements Component, ContextHost {
         if (result.paused || !result.more || result.tasks.length < requests[i].count) exhausted.add(result.queue);
         if (result.nextDueAt !== null) {
           const dueIn = Math.max(0, result.nextDueAt - result.now);
-          nextDueIn = nextDueIn === null ? dueIn : Math.min(nextDueIn, dueIn);
+          this.nextDueIn = this.nextDueIn === null ? dueIn : Math.min(this.nextDueIn, dueIn);
         }
         for (const task of result.tasks) {
           try {
-            this.startTask(task);
+            this.startTask(task, lane);
           } catch (error) {
             // Nothing in startTask throws; were it to, the other tasks of the claim still start.
             this.options.onError(error, 'start');
@@ -133,7 +180,18 @@ export class Processor implements Component, ContextHost {
     }
   }
 
-  private async waitForWork(exhausted: Set<string>, nextDueIn: number | null): Promise<void> {
+  /** Waits for work with the other lanes: the first lane to find none starts the wait. */
+  private waitForWork(): Promise<void> {
+    if (!this.workWait) {
+      const wait = this.blockForWork().finally(() => (this.workWait = null));
+      this.workWait = wait;
+    }
+    return this.workWait;
+  }
+
+  private async blockForWork(): Promise<void> {
+    const nextDueIn = this.nextDueIn;
+    this.nextDueIn = null;
     const wait = nextDueIn === null ? this.options.idleWaitMs : Math.min(this.options.idleWaitMs, nextDueIn + 5);
     // Wakes on new work (the store's notification), on poke() or on stop.
     const wake = new AbortController();
@@ -146,7 +204,7 @@ export class Processor implements Component, ContextHost {
       this.stopClaiming.signal.removeEventListener('abort', onStop);
       this.wakeIdle = null;
     }
-    exhausted.clear();
+    this.exhausted.clear();
   }
 
   /**
@@ -157,32 +215,34 @@ export class Processor implements Component, ContextHost {
     this.wakeIdle?.();
   }
 
-  private slotFreed(): Promise<void> {
+  private slotFreed(lane: Lane): Promise<void> {
     if (this.stopping) return Promise.resolve();
-    return new Promise((resolve) => this.slotWaiters.push(resolve));
+    return new Promise((resolve) => (lane.waiter = resolve));
   }
 
   /**
-   * Wakes the claim loop once the current burst of finishing attempts is over (setImmediate), so
-   * that one claim fills all the slots they freed, and goes out in the same write as their acks.
+   * Wakes the claim loops once the current burst of finishing attempts is over (setImmediate), so
+   * that one claim per lane fills all the slots they freed, and goes out with their acks.
    */
   private slotsFreed(): void {
     this.slotWake ??= setImmediate(() => {
       this.slotWake = null;
-      this.wakeSlotWaiters();
+      this.wakeLanes();
     });
   }
 
-  private wakeSlotWaiters(): void {
-    const waiters = this.slotWaiters;
-    this.slotWaiters = [];
-    for (const wake of waiters) wake();
+  private wakeLanes(): void {
+    for (const lane of this.lanes) {
+      const wake = lane.waiter;
+      lane.waiter = null;
+      wake?.();
+    }
   }
 
-  private startTask(task: ClaimedTask): void {
-    const execution = new Execution(task, Date.now());
+  private startTask(task: ClaimedTask, lane: Lane): void {
+    const execution = new Execution(task, Date.now(), lane);
     this.active.add(execution);
-    this.running += 1;
+    lane.running += 1;
     let payload: unknown;
     try {
       payload = JSON.parse(task.payload);
@@ -198,7 +258,7 @@ export class Processor implements Component, ContextHost {
   private readonly attemptEnded = (execution: Execution, outcome: AttemptOutcome): void => {
     try {
       this.options.timeouts.remove(execution);
-      this.running -= 1;
+      execution.lane.running -= 1;
       this.slotsFreed();
       this.cancelReport(execution);
       if (!outcome.ack) {

@@ -131,6 +131,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       policy: { registry: this.registry, middleware: this.middleware, backoff: options.backoff, isFailure: options.isFailure, workerId: this.id },
       onAttemptDone: (execution, outcome, stale) => this.reportAttempt(execution, outcome, stale),
       onError,
+      lanes: backend.remote ? 2 : 1,
     });
     const queues = this.picker.names;
     this.components = [
