@@ -48,6 +48,11 @@ export interface ClaimedTask {
   leaseExpiresAt: number;
 }
 
+export interface AckAndClaimResult {
+  acks: AckResult[];
+  claims: ClaimResult[];
+}
+
 export interface ClaimResult {
   queue: string;
   tasks: ClaimedTask[];
@@ -178,8 +183,9 @@ export interface Backend extends ScheduleStore, LockStore {
   readonly kind: 'redis' | 'sqlite';
   /**
    * Whether the store is a server that works on a request while this process runs: then a
-   * worker keeps two ack batches in flight so both sides work at once. An
-   * in-process store (SQLite) runs each call to its end before returning, so it gains nothing.
+   * worker splits its slots into two lanes (and keeps up to two ack batches in flight) so both
+   * sides work at once. An in-process store (SQLite) runs each call to its end before
+   * returning, so it gains nothing.
    */
   readonly remote: boolean;
   /** The store's clock, epoch ms. */
@@ -194,6 +200,12 @@ export interface Backend extends ScheduleStore, LockStore {
   claim(workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<ClaimResult[]>;
   /** Applies a batch of acks (pipelined); each is checked against its lease token. */
   ack(acks: Ack[]): Promise<AckResult[]>;
+  /**
+   * `ack(acks)` then `claim(…)`, in one round trip: a worker's acks ride with its next claim
+   * (Redis: one script call per queue that has both; SQLite: one transaction). The results are
+   * those the two calls would give.
+   */
+  ackAndClaim(acks: Ack[], workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<AckAndClaimResult>;
   /** Extends the leases of all the caller's running tasks in one call. */
   renewLeases(leases: LeaseRef[], leaseMs: number): Promise<RenewResult>;
   /** Waits until one of the queues may have work, or the timeout passes, or the signal aborts. */

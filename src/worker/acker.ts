@@ -1,7 +1,7 @@
 import type { Ack, AckResult, Backend } from '../backend/contract.js';
 import { removeFrom, sleep } from './component.js';
 
-interface Pending<T> {
+export interface Pending<T> {
   ack: Ack;
   /** Handed back to `onWritten` with the ack's result. */
   owner: T;
@@ -14,6 +14,9 @@ interface Pending<T> {
  * do not hold back the next claim's tasks, whose acks gather meanwhile.
  * A batch that fails because the store is away is retried until it succeeds or the worker gives
  * up (`abandon`), so a finished attempt is never silently dropped.
+ *
+ * The processor takes most acks before they are flushed (`take`): they go with its next claim,
+ * in the same call (Backend.ackAndClaim), and come back through `settle` or `giveBack`.
  */
 export class Acker<T> {
   private pending: Pending<T>[] = [];
@@ -38,6 +41,34 @@ export class Acker<T> {
       return;
     }
     this.pending.push({ ack, owner });
+    this.schedule();
+  }
+
+  /**
+   * Takes the acks waiting to be written whose owner `mine` accepts (at most one batch), for
+   * the caller to write with its claim. Each comes back through `settle` or `giveBack`.
+   */
+  take(mine: (owner: T) => boolean): Pending<T>[] {
+    if (this.abandoned || this.pending.length === 0) return [];
+    const taken: Pending<T>[] = [];
+    const kept: Pending<T>[] = [];
+    for (const p of this.pending) (taken.length < this.maxBatch && mine(p.owner) ? taken : kept).push(p);
+    this.pending = kept;
+    return taken;
+  }
+
+  /** Taken acks were written: their owners hear the results (in the same order). */
+  settle(taken: Pending<T>[], results: readonly AckResult[]): void {
+    for (let i = 0; i < taken.length; i++) this.report(taken[i], results[i]);
+  }
+
+  /** Taken acks were not written (the call failed): they are retried like any other. */
+  giveBack(taken: Pending<T>[]): void {
+    if (this.abandoned) {
+      for (const p of taken) this.report(p, 'abandoned');
+      return;
+    }
+    this.pending.unshift(...taken);
     this.schedule();
   }
 

@@ -141,9 +141,16 @@ export class Processor implements Component, ContextHost {
         else probing = true;
         continue;
       }
+      // The lane's acks waiting to be written go with its claim, in the same call.
+      const acks = this.options.acker.take((execution) => execution.lane === lane);
       let results;
       try {
-        const claim = backend.claim(this.options.workerId, requests, leaseMs);
+        const claim = backend.ackAndClaim(
+          acks.map((p) => p.ack),
+          this.options.workerId,
+          requests,
+          leaseMs,
+        );
         if (probing) {
           probing = false;
           const probe: Promise<void> = claim.then(
@@ -154,9 +161,12 @@ export class Processor implements Component, ContextHost {
           });
           this.probe = probe;
         }
-        results = await claim;
+        const reply = await claim;
+        this.options.acker.settle(acks, reply.acks);
+        results = reply.claims;
         failures = 0;
       } catch (error) {
+        this.options.acker.giveBack(acks);
         this.options.onError(error, 'claim');
         failures += 1;
         await sleep(Math.min(5000, 100 * 2 ** failures), this.stopClaiming.signal);

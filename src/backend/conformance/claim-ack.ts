@@ -355,6 +355,74 @@ export function claimAckConformance(openStore: OpenStore): void {
       });
     });
   });
+
+  describe('ackAndClaim', () => {
+    const store = useStore(openStore);
+
+    it('acks, then claims, with the results each call alone would give', async () => {
+      const { backend } = store;
+      await backend.enqueue(Array.from({ length: 6 }, (_, i) => newTask('t', { i }, { maxRetries: 1 })));
+      const [first] = await backend.claim(WORKER, [{ queue: 'default', count: 3 }], LEASE_MS);
+      const [done, failed, lost] = first.tasks;
+      // `lost` was recovered and claimed by someone else meanwhile: its ack is stale.
+      const stale = { ...completeAck(lost, 'late'), token: `${lost.token}0` };
+      const reply = await backend.ackAndClaim([completeAck(done, 'ok'), retryAck(failed, 'boom', 60_000), stale], WORKER, [{ queue: 'default', count: 2 }], LEASE_MS);
+      expect(reply.acks).toEqual(['ok', 'ok', 'stale']);
+      expect(reply.claims).toHaveLength(1);
+      expect(reply.claims[0]).toMatchObject({ queue: 'default', paused: false, more: true });
+      expect(reply.claims[0].tasks.map((t) => t.payload)).toEqual(['{"i":3}', '{"i":4}']);
+      expect(await backend.getTask(done.id)).toMatchObject({ state: 'completed', result: 'ok' });
+      expect(await backend.getTask(failed.id)).toMatchObject({ state: 'retrying', lastError: 'boom' });
+      expect(await backend.getTask(lost.id)).toMatchObject({ state: 'running', attempt: 1 });
+      expect(await backend.getQueue('default')).toMatchObject({ counts: { queued: 1, running: 3, retrying: 1, completed: 1 }, processed: 2, failed: 1 });
+    });
+
+    it('applies the acks before the claim: a task given back is claimed again at once', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend);
+      const claimed = await claimTask(backend, id);
+      const reply = await backend.ackAndClaim([requeueAck(claimed)], WORKER, [{ queue: 'default', count: 5 }], LEASE_MS);
+      expect(reply.acks).toEqual(['ok']);
+      expect(reply.claims[0].tasks.map((t) => [t.id, t.attempt])).toEqual([[id, 1]]);
+      expect(reply.claims[0].tasks[0].token).not.toBe(claimed.token);
+    });
+
+    it('takes acks of several queues and claims from others, one result per request in order', async () => {
+      const { backend } = store;
+      await backend.enqueue([newTask('t', { q: 'a' }, { queue: 'a' }), newTask('t', { q: 'b' }, { queue: 'b' }), newTask('t', { q: 'c' }, { queue: 'c' })]);
+      const [a] = await backend.claim(WORKER, [{ queue: 'a', count: 1 }], LEASE_MS);
+      const [b] = await backend.claim(WORKER, [{ queue: 'b', count: 1 }], LEASE_MS);
+      const reply = await backend.ackAndClaim(
+        [completeAck(a.tasks[0]), completeAck(b.tasks[0])], WORKER, [{ queue: 'c', count: 1 }, { queue: 'a', count: 1 }], LEASE_MS,
+      );
+      expect(reply.acks).toEqual(['ok', 'ok']);
+      expect(reply.claims.map((c) => [c.queue, c.tasks.map((t) => t.payload)])).toEqual([['c', ['{"q":"c"}']], ['a', []]]);
+      expect(await backend.getTask(a.tasks[0].id)).toMatchObject({ state: 'completed' });
+      expect(await backend.getTask(b.tasks[0].id)).toMatchObject({ state: 'completed' });
+    });
+
+    it('acks even when the queue it claims from is paused', async () => {
+      const { backend } = store;
+      const ids = [await enqueueOne(backend), await enqueueOne(backend)];
+      const claimed = await claimTask(backend, ids[0]);
+      await backend.pauseQueue('default');
+      const reply = await backend.ackAndClaim([completeAck(claimed)], WORKER, [{ queue: 'default', count: 5 }], LEASE_MS);
+      expect(reply).toMatchObject({ acks: ['ok'], claims: [{ queue: 'default', paused: true, tasks: [] }] });
+      expect(await backend.getTask(ids[0])).toMatchObject({ state: 'completed' });
+      expect(await backend.getTask(ids[1])).toMatchObject({ state: 'queued' });
+    });
+
+    it('does nothing for no acks and no requests, and each alone as ack or claim', async () => {
+      const { backend } = store;
+      expect(await backend.ackAndClaim([], WORKER, [], LEASE_MS)).toEqual({ acks: [], claims: [] });
+      const id = await enqueueOne(backend);
+      const only = await backend.ackAndClaim([], WORKER, [{ queue: 'default', count: 1 }], LEASE_MS);
+      expect(only.acks).toEqual([]);
+      expect(only.claims[0].tasks.map((t) => t.id)).toEqual([id]);
+      expect(await backend.ackAndClaim([completeAck(only.claims[0].tasks[0])], WORKER, [], LEASE_MS)).toEqual({ acks: ['ok'], claims: [] });
+      expect(await backend.getTask(id)).toMatchObject({ state: 'completed' });
+    });
+  });
 }
 
 /** A claimed task that never existed, for acks against unknown ids. */

@@ -4,7 +4,7 @@ import { DEFAULT_BACKOFF } from '../../core/backoff.js';
 import type { NewTask, TaskRecord, TaskState, TaskLogLine } from '../../core/task.js';
 import {
   DEFAULT_RETENTION,
-  type Ack, type AckResult, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
+  type Ack, type AckAndClaimResult, type AckResult, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
   type DailyStat, type EnqueueOutcome, type LeaseRef, type MinuteStat, type QueueInfo, type RenewResult, type TaskPage,
   type Unsubscribe, type WorkerInfo, type SchedulingBackend, type LifecycleEvent, type SubscribeOptions, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
 } from '../contract.js';
@@ -224,48 +224,51 @@ export class RedisBackend implements SchedulingBackend {
   // ── working ─────────────────────────────────────────────────────────────────
 
   async claim(workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<ClaimResult[]> {
-    if (requests.length === 0) return [];
-    this.register(requests.map((r) => r.queue));
-    const calls = requests.map((r) => this.scriptCall('claim', r.queue, [r.count, workerId, leaseMs, FORWARD_LIMIT]));
-    const replies = (await this.call(() => this.scripts.runMany(this.redis, calls))) as (string | number)[][];
-    return replies.map((reply, i) => {
-      const queue = requests[i].queue;
-      const tasks = [];
-      for (let j = 4; j < reply.length; j += 4) {
-        tasks.push(decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), String(reply[j + 3]), leaseMs));
-      }
-      const nextDue = Number(reply[1]);
-      return { queue, tasks, paused: reply[0] === 1, more: reply[2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now: Number(reply[3]) };
-    });
+    return (await this.ackAndClaim([], workerId, requests, leaseMs)).claims;
   }
 
   async ack(acks: Ack[]): Promise<AckResult[]> {
-    if (acks.length === 0) return [];
+    return (await this.ackAndClaim(acks, '', [], 0)).acks;
+  }
+
+  /**
+   * One script call per queue: `ack-claim` for a queue with acks and a claim, `ack` or `claim`
+   * for a queue with only one of them; all written at once.
+   */
+  async ackAndClaim(acks: Ack[], workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<AckAndClaimResult> {
+    if (acks.length === 0 && requests.length === 0) return { acks: [], claims: [] };
+    if (requests.length > 0) this.register(requests.map((r) => r.queue));
+    // A queue's acks may take several calls (chunksByQueue): its first carries the claim.
+    const ackChunks = chunksByQueue(acks);
     const calls: ScriptCall[] = [];
-    const order: number[][] = [];
-    for (const [queue, indexes] of chunksByQueue(acks)) {
-      const args: (string | number)[] = [indexes.length, DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled];
-      for (const index of indexes) {
-        const ack = acks[index];
-        let kind: string = ack.kind;
-        let data = '';
-        let delay = 0;
-        if (ack.kind === 'complete') data = ack.result;
-        else if (ack.kind === 'retry') {
-          kind = ack.consumed ? 'retry' : 'retry-free';
-          data = ack.error;
-          delay = ack.delay;
-        } else if (ack.kind === 'dead' || ack.kind === 'cancelled') data = ack.error;
-        // A completing attempt is not stored, only its finish time: the record says the rest (lua/ack.lua).
-        args.push(kind, ack.id, ack.token, data, delay, ack.kind === 'complete' ? (ack.attempt.finishedAt === null ? '' : Math.round(ack.attempt.finishedAt)) : encodeAttempt(ack.attempt));
-      }
-      calls.push(this.scriptCall('ack', queue, args));
-      order.push(indexes);
+    // Per call: the acks it carries (indexes into `acks`) and the claim request it makes.
+    const parts: { acks: number[]; claim: ClaimRequest | null }[] = [];
+    for (const request of requests) {
+      const first = ackChunks.findIndex(([queue]) => queue === request.queue);
+      const indexes = first >= 0 ? ackChunks.splice(first, 1)[0][1] : [];
+      const claimArgs = [request.count, workerId, leaseMs, FORWARD_LIMIT];
+      calls.push(
+        indexes.length > 0
+          ? this.scriptCall('ack-claim', request.queue, [...ackArgs(acks, indexes), ...claimArgs])
+          : this.scriptCall('claim', request.queue, claimArgs),
+      );
+      parts.push({ acks: indexes, claim: request });
     }
-    const replies = (await this.call(() => this.scripts.runMany(this.redis, calls))) as number[][];
-    const results = new Array<AckResult>(acks.length);
-    replies.forEach((reply, q) => order[q].forEach((index, i) => (results[index] = reply[i] === 1 ? 'ok' : 'stale')));
-    return results;
+    for (const [queue, indexes] of ackChunks) {
+      calls.push(this.scriptCall('ack', queue, ackArgs(acks, indexes)));
+      parts.push({ acks: indexes, claim: null });
+    }
+    const replies = (await this.call(() => this.scripts.runMany(this.redis, calls))) as (string | number)[][];
+    const ackResults = new Array<AckResult>(acks.length);
+    const claims: ClaimResult[] = [];
+    replies.forEach((reply, i) => {
+      const { acks: indexes, claim } = parts[i];
+      // ack-claim: { n, n ack results, claim reply }; ack: the n results; claim: the claim reply.
+      const ackStart = claim && indexes.length > 0 ? 1 : 0;
+      indexes.forEach((index, j) => (ackResults[index] = reply[ackStart + j] === 1 ? 'ok' : 'stale'));
+      if (claim) claims.push(decodeClaimReply(reply, indexes.length > 0 ? 1 + indexes.length : 0, claim.queue, leaseMs));
+    });
+    return { acks: ackResults, claims };
   }
 
   async renewLeases(leases: LeaseRef[], leaseMs: number): Promise<RenewResult> {
@@ -665,6 +668,36 @@ export class RedisBackend implements SchedulingBackend {
 const SCRIPT_BATCH = 1000;
 /** Tasks per enqueue script call (see enqueueNow). */
 const ENQUEUE_CALL = 250;
+
+/** ack.lua's arguments for some of `acks` (all of one queue). */
+function ackArgs(acks: Ack[], indexes: number[]): (string | number)[] {
+  const args: (string | number)[] = [indexes.length, DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled];
+  for (const index of indexes) {
+    const ack = acks[index];
+    let kind: string = ack.kind;
+    let data = '';
+    let delay = 0;
+    if (ack.kind === 'complete') data = ack.result;
+    else if (ack.kind === 'retry') {
+      kind = ack.consumed ? 'retry' : 'retry-free';
+      data = ack.error;
+      delay = ack.delay;
+    } else if (ack.kind === 'dead' || ack.kind === 'cancelled') data = ack.error;
+    // A completing attempt is not stored, only its finish time: the record says the rest (lua/ack.lua).
+    args.push(kind, ack.id, ack.token, data, delay, ack.kind === 'complete' ? (ack.attempt.finishedAt === null ? '' : Math.round(ack.attempt.finishedAt)) : encodeAttempt(ack.attempt));
+  }
+  return args;
+}
+
+/** claim.lua's reply, starting at `start` of `reply`. */
+function decodeClaimReply(reply: (string | number)[], start: number, queue: string, leaseMs: number): ClaimResult {
+  const tasks = [];
+  for (let j = start + 4; j < reply.length; j += 4) {
+    tasks.push(decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), String(reply[j + 3]), leaseMs));
+  }
+  const nextDue = Number(reply[start + 1]);
+  return { queue, tasks, paused: reply[start] === 1, more: reply[start + 2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now: Number(reply[start + 3]) };
+}
 
 /**
  * The indexes of `items` (all, or those given) grouped by queue, each queue's in calls of at

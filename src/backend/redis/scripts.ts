@@ -5,7 +5,7 @@ import { QUEUE_KEY_NAMES, type QueueKeyName } from './keys.js';
 
 /** Scripts on the keys of one queue: they get the clock prelude and the queue prelude (_lib.lua). */
 const QUEUE_SCRIPTS = [
-  'enqueue', 'claim', 'ack', 'renew', 'recover', 'forward', 'cleanup', 'operate', 'operate-all', 'progress', 'queue-info',
+  'enqueue', 'claim', 'ack', 'ack-claim', 'renew', 'recover', 'forward', 'cleanup', 'operate', 'operate-all', 'progress', 'queue-info',
   'fire', 'fire-history',
 ] as const;
 /** Scripts on other keys (schedules, leader lease, locks): the clock prelude only. */
@@ -24,6 +24,10 @@ export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> =
   enqueue: ['meta', 'payload', 'queued', 'scheduled', 'marker'],
   claim: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'paused', 'marker', 'seq'],
   ack: ['meta', 'queued', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'stats', 'attempts', 'result', 'cancel'],
+  'ack-claim': [
+    'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'paused', 'marker', 'stats', 'attempts',
+    'result', 'seq', 'cancel',
+  ],
   renew: ['meta', 'running', 'cancel'],
   forward: ['meta', 'queued', 'scheduled', 'retrying', 'marker'],
   recover: ['meta', 'retrying', 'running', 'dead', 'cancelled', 'marker', 'stats', 'attempts', 'cancel'],

@@ -14,7 +14,7 @@ import { TasklineError } from '../../core/errors.js';
 import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
 import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import type {
-  Ack, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
+  Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
   QueueInfo, RenewResult, TaskPage, Unsubscribe, WorkerInfo, SubscribeOptions,
   FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend,
 } from '../contract.js';
@@ -132,13 +132,26 @@ export class SqliteBackend implements SchedulingBackend {
   async claim(workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<ClaimResult[]> {
     if (requests.length === 0) return [];
     const { results, signals } = await this.write((t) => claimTasks(t, workerId, requests, leaseMs));
-    for (const [queue, signal] of signals) this.seenSignals.set(queue, Math.max(signal, this.seenSignals.get(queue) ?? 0));
+    this.noteSignals(signals);
     return results;
+  }
+
+  private noteSignals(signals: Iterable<[string, number]>): void {
+    for (const [queue, signal] of signals) this.seenSignals.set(queue, Math.max(signal, this.seenSignals.get(queue) ?? 0));
   }
 
   async ack(acks: Ack[]): Promise<AckResult[]> {
     if (acks.length === 0) return [];
     return this.write((t) => ackAttempts(t, acks));
+  }
+
+  async ackAndClaim(acks: Ack[], workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<AckAndClaimResult> {
+    const { acked, claimed } = await this.write((t) => ({
+      acked: acks.length > 0 ? ackAttempts(t, acks) : [],
+      claimed: requests.length > 0 ? claimTasks(t, workerId, requests, leaseMs) : { results: [], signals: new Map<string, number>() },
+    }));
+    this.noteSignals(claimed.signals);
+    return { acks: acked, claims: claimed.results };
   }
 
   async renewLeases(leases: LeaseRef[], leaseMs: number): Promise<RenewResult> {

@@ -1,0 +1,12 @@
+-- A worker's exchange with one queue (processor.ts): its acks, then a claim, in one call.
+-- ARGV from 4: ack.lua's arguments (count n, three retentions, 6 fields per ack), then
+-- claim.lua's (count, worker id, lease ms, forward limit).
+-- Returns { n, ack.lua's n results, then claim.lua's reply }.
+local acked = ack_batch(3)
+local claimed = claim_batch(7 + 6 * tonumber(ARGV[4]))
+local out = { #acked }
+for i = 1, #acked do out[#out + 1] = acked[i] end
+for i = 1, #claimed do out[#out + 1] = claimed[i] end
+publish_finished()
+publish_lifecycle()
+return out
