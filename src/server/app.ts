@@ -3,7 +3,7 @@
  * auth, SSE, metrics, health and the OpenAPI document. `buildServer` makes the instance without
  * listening, so tests drive it in-process with `inject()`; `taskline server` listens.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Backend, SchedulingBackend } from '../backend/contract.js';
 import { Client } from '../client/client.js';
@@ -61,7 +61,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
     bodyLimit: options.bodyLimit ?? maxPayloadBytes + 64 * 1024,
     // Ids and types travel in the path; keep their characters as sent.
     routerOptions: { maxParamLength: 500 },
-    disableRequestLogging: options.logger === undefined || options.logger === false,
+    logController: new LogController({ disableRequestLogging: options.logger === undefined || options.logger === false }),
   });
   const auth = new Auth(options);
   const hub = new EventHub(options.backend);
