@@ -27,7 +27,9 @@ export async function createProducer({ url, queue }) {
 export async function createConsumer({ url, queue, concurrency, onStart, onCompleted, onError }) {
   const backend = await connect(url, { prefix: PREFIX });
   const worker = new Worker(backend, { concurrency, queues: [queue] });
-  worker.handle(TASK_TYPE, (payload) => {
+  // An async handler, as BullMQ's processor is (and as most handlers are): a sync one is ~5 %
+  // cheaper per task here, but the comparison is of the same handler.
+  worker.handle(TASK_TYPE, async (payload) => {
     if (onStart) onStart(payload);
   });
   worker.on('completed', onCompleted);

@@ -1,6 +1,7 @@
 import type { ClaimedTask } from '../backend/contract.js';
 import type { TaskLinks, TaskLogLine } from '../core/task.js';
 import type { AttemptOutcome } from './attempt.js';
+import type { Lane } from './processor.js';
 
 /** What a handler sees of its task. */
 export interface TaskMeta {
@@ -67,7 +68,7 @@ export class Execution {
     readonly task: ClaimedTask,
     readonly localStart: number,
     /** The processor's lane whose slot the attempt takes. */
-    readonly lane: { running: number },
+    readonly lane: Lane,
   ) {
     const timeoutAt = localStart + task.timeout;
     // The deadline is absolute (store time); convert it to local time with the claim's clock.

@@ -268,8 +268,16 @@ export class Processor implements Component, ContextHost {
   private readonly attemptEnded = (execution: Execution, outcome: AttemptOutcome): void => {
     try {
       this.options.timeouts.remove(execution);
-      execution.lane.running -= 1;
-      this.slotsFreed();
+      const { lane } = execution;
+      lane.running -= 1;
+      if (lane.running === 0 && lane.waiter) {
+        // The lane's last handler: its claim (carrying these acks) leaves in this turn of the
+        // event loop. A turn later the other lane's reply may have been read first, and the two
+        // claims would leave together and come back together, ending the overlap.
+        const wake = lane.waiter;
+        lane.waiter = null;
+        wake();
+      } else this.slotsFreed();
       this.cancelReport(execution);
       if (!outcome.ack) {
         this.finish(execution, outcome, false);

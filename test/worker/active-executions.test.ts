@@ -9,7 +9,7 @@ function execution(id: string, timeout = 60_000, localStart = Date.now()): Execu
     id, type: 't', queue: 'q', payload: '{}', attempt: 1, maxRetries: 3, timeout, deadline: null, createdAt: 0, startedAt: 0,
     headers: {}, links: {}, backoff: null, token: '1', leaseExpiresAt: 30_000,
   };
-  return new Execution(task, localStart, { running: 1 });
+  return new Execution(task, localStart, { capacity: 1, running: 1, waiter: null });
 }
 
 describe('ActiveExecutions', () => {
