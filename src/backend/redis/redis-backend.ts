@@ -692,8 +692,9 @@ function ackArgs(acks: Ack[], indexes: number[]): (string | number)[] {
 /** claim.lua's reply, starting at `start` of `reply`. */
 function decodeClaimReply(reply: (string | number)[], start: number, queue: string, leaseMs: number): ClaimResult {
   const tasks = [];
-  for (let j = start + 4; j < reply.length; j += 4) {
-    tasks.push(decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), String(reply[j + 3]), leaseMs));
+  const token = String(reply[start + 4]);
+  for (let j = start + 5; j < reply.length; j += 3) {
+    tasks.push(decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), token, leaseMs));
   }
   const nextDue = Number(reply[start + 1]);
   return { queue, tasks, paused: reply[start] === 1, more: reply[start + 2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now: Number(reply[start + 3]) };

@@ -345,13 +345,14 @@ local function claim_batch(o)
   local count, worker, lease_ms = tonumber(ARGV[o + 1]), ARGV[o + 2], tonumber(ARGV[o + 3])
   forward_due(tonumber(ARGV[o + 4]))
   if redis.call('EXISTS', K_PAUSED) == 1 then
-    return { 1, next_due(), 0, NOW }
+    return { 1, next_due(), 0, NOW, '' }
   end
-  local out = { 0, 0, 0, NOW }
+  local out = { 0, 0, 0, NOW, '' }
   local ids = redis.call('RPOP', K_QUEUED, count)
   if ids then
     -- One token for the batch: a task appears once in it, so (id, token) still names one attempt.
     local token = tostring(redis.call('INCR', K_SEQ))
+    out[5] = token
     -- As text once: a number passed to redis.call is formatted again for every member.
     local expires = string.format('%d', NOW + lease_ms)
     local running, records = {}, {}
@@ -386,7 +387,6 @@ local function claim_batch(o)
         out[#out + 1] = id
         out[#out + 1] = encoded
         out[#out + 1] = payloads[i] or 'null'
-        out[#out + 1] = token
         note_lifecycle('s', id, type, attempt)
       end
     end
