@@ -72,7 +72,7 @@ try {
       })();
     } else {
       worker = new Worker(backend, { concurrency: 50, queues: ['bench'] });
-      worker.handle('noop', () => undefined);
+      worker.handle('noop', async () => undefined);
       let done = 0;
       let finish;
       finished = new Promise((resolve) => (finish = resolve));
