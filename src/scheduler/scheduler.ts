@@ -157,7 +157,13 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (prepared.batches.length === 0 && prepared.nextDue - now <= LOOKAHEAD_MS) {
       const dueAt = prepared.nextDue;
       prepared = this.prepare(schedules, dueAt);
-      await sleep(Math.max(0, dueAt - offset - this.clock.now()), this.stopping.signal);
+      // Never early: a timer may fire a millisecond before its time by the wall clock, and the
+      // store's clock is known here only to within a round trip, so wait until 1 ms past due.
+      for (let round = 0; round < 3 && !this.stopping.signal.aborted; round++) {
+        const wait = dueAt + 1 - offset - this.clock.now();
+        if (wait <= 0) break;
+        await sleep(wait, this.stopping.signal);
+      }
       if (this.stopping.signal.aborted) return 0;
     }
     const { batches, pending, nextDue, behind } = prepared;
