@@ -8,15 +8,13 @@ export interface Pending<T> {
 }
 
 /**
- * Writes acks in batches: acks of tasks finishing in the same turn of the event loop go in one
- * call, and while batches are in flight new acks gather for the next (a group commit). Up to
- * two batches are in flight at once on a remote store, so the slots whose batch is being written
- * do not hold back the next claim's tasks, whose acks gather meanwhile.
+ * Holds the acks of finished attempts until they are written. Most leave with the processor's
+ * next claim, in the same call (`take`, then `settle` or `giveBack`; Backend.ackAndClaim). The others — no claim going out: slots busy, queues empty,
+ * shutting down — are written in batches: acks of tasks finishing in the same turn of the event
+ * loop go in one call, and while batches are in flight new acks gather for the next (a group
+ * commit); up to two batches are in flight at once on a remote store.
  * A batch that fails because the store is away is retried until it succeeds or the worker gives
  * up (`abandon`), so a finished attempt is never silently dropped.
- *
- * The processor takes most acks before they are flushed (`take`): they go with its next claim,
- * in the same call (Backend.ackAndClaim), and come back through `settle` or `giveBack`.
  */
 export class Acker<T> {
   private pending: Pending<T>[] = [];

@@ -1,10 +1,11 @@
 /**
  * The processor: claims tasks into free slots (one round trip for all free slots of a lane), runs
- * them, and writes their acks through the Acker. A slot is free again as soon as its handler
- * returns, so the next claim goes out while the previous acks are still in flight instead of
- * after them. An idle processor blocks on the store until work may be there, instead of polling.
+ * them, and hands their acks to the Acker. A slot is free again as soon as its handler returns;
+ * the lane's next claim carries the acks written meanwhile (Backend.ackAndClaim), and the Acker
+ * writes those no claim takes. An idle processor blocks on the store until work may be there,
+ * instead of polling.
  */
-import type { AckResult, Backend, ClaimedTask, LeaseRef } from '../backend/contract.js';
+import type { AckAndClaimResult, AckResult, Backend, ClaimedTask, LeaseRef } from '../backend/contract.js';
 import type { Acker } from './acker.js';
 import { runAttempt, type AttemptOutcome, type AttemptPolicy } from './attempt.js';
 import { sleep, type Component } from './component.js';
@@ -72,7 +73,7 @@ export class Processor implements Component, ContextHost {
   private wakeIdle: (() => void) | null = null;
   /** The one wait on the store while no lane finds work: lanes that find none join it. */
   private workWait: Promise<void> | null = null;
-  /** Queues a claim found empty (or paused) since a handler last ended (shared by the lanes). */
+  /** Queues a claim found empty (or paused), until a lane wakes for a freed slot or an idle wait ends (shared by the lanes). */
   private readonly exhausted = new Set<string>();
   /** The first claim after an idle wait, while it is in flight (see claimLoop). */
   private probe: Promise<void> | null = null;
@@ -143,7 +144,7 @@ export class Processor implements Component, ContextHost {
       }
       // The lane's acks waiting to be written go with its claim, in the same call.
       const acks = this.options.acker.take((execution) => execution.lane === lane);
-      let results;
+      let reply: AckAndClaimResult;
       try {
         const claim = backend.ackAndClaim(
           acks.map((p) => p.ack),
@@ -161,9 +162,7 @@ export class Processor implements Component, ContextHost {
           });
           this.probe = probe;
         }
-        const reply = await claim;
-        this.options.acker.settle(acks, reply.acks);
-        results = reply.claims;
+        reply = await claim;
         failures = 0;
       } catch (error) {
         this.options.acker.giveBack(acks);
@@ -172,7 +171,9 @@ export class Processor implements Component, ContextHost {
         await sleep(Math.min(5000, 100 * 2 ** failures), this.stopClaiming.signal);
         continue;
       }
-      for (const [i, result] of results.entries()) {
+      // After the try: a written ack is reported once, never also given back.
+      this.options.acker.settle(acks, reply.acks);
+      for (const [i, result] of reply.claims.entries()) {
         if (result.paused || !result.more || result.tasks.length < requests[i].count) exhausted.add(result.queue);
         if (result.nextDueAt !== null) {
           const dueIn = Math.max(0, result.nextDueAt - result.now);
@@ -271,8 +272,8 @@ export class Processor implements Component, ContextHost {
       const { lane } = execution;
       lane.running -= 1;
       if (lane.running === 0 && lane.waiter) {
-        // The lane's last handler: its claim (carrying these acks) leaves in this turn of the
-        // event loop. A turn later the other lane's reply may have been read first, and the two
+        // The lane's last handler: its claim (carrying the acks written by then) leaves in this
+        // turn of the event loop. A turn later the other lane's reply may have been read first, and the two
         // claims would leave together and come back together, ending the overlap.
         const wake = lane.waiter;
         lane.waiter = null;

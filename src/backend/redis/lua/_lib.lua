@@ -135,6 +135,7 @@ end
 
 local function publish_lifecycle()
   if #LIFECYCLE > 0 then redis.call('PUBLISH', CHANNEL .. ':lifecycle', table.concat(LIFECYCLE, '\n')) end
+  LIFECYCLE = {}
 end
 
 local function append_attempt(id, record_json)

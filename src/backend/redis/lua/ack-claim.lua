@@ -2,11 +2,14 @@
 -- ARGV from 4: ack.lua's arguments (count n, three retentions, 6 fields per ack), then
 -- claim.lua's (count, worker id, lease ms, forward limit).
 -- Returns { n, ack.lua's n results, then claim.lua's reply }.
+-- The acks' events are published before the claim runs: a script that fails halfway keeps what
+-- it wrote, so were the claim to fail, the finished tasks would still be announced.
 local acked = ack_batch(3)
+publish_finished()
+publish_lifecycle()
 local claimed = claim_batch(7 + 6 * tonumber(ARGV[4]))
 local out = { #acked }
 for i = 1, #acked do out[#out + 1] = acked[i] end
 for i = 1, #claimed do out[#out + 1] = claimed[i] end
-publish_finished()
 publish_lifecycle()
 return out
