@@ -135,6 +135,24 @@ export function eventsAndWorkersConformance(openStore: OpenStore): void {
       expect(events.find((e) => e.id === scheduled)).toEqual({ kind: 'enqueued', id: scheduled, queue: 'life', type: 'mail:later', state: 'scheduled' });
     });
 
+    it('announces each event of an ack-and-claim call once: finished, retrying, then started', async () => {
+      const { backend } = store;
+      const other = await store.reopen();
+      await other.enqueue(['done', 'again', 'next'].map((type) => newTask(type, {}, { maxRetries: 1 })));
+      const [first] = await other.claim(WORKER, [{ queue: 'default', count: 2 }], LEASE_MS);
+      const [done, again] = first.tasks;
+      let next = '';
+      const events = await lifecycleUntil(backend, (e) => e.some((x) => x.kind === 'started' && x.id === next), async () => {
+        const reply = await other.ackAndClaim([completeAck(done), retryAck(again, 'boom', HOUR)], WORKER, [{ queue: 'default', count: 5 }], LEASE_MS);
+        expect(reply.acks).toEqual(['ok', 'ok']);
+        next = reply.claims[0].tasks[0].id;
+      });
+      // Give a duplicate publish time to arrive before counting.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const after = events.filter((e) => e.kind !== 'enqueued' && !(e.kind === 'started' && e.id !== next));
+      expect(after.map((e) => [e.kind, e.id])).toEqual([['finished', done.id], ['retrying', again.id], ['started', next]]);
+    });
+
     it('announces a retry after a lost lease to lifecycle subscribers', async () => {
       const { backend } = store;
       const id = await enqueueOne(backend, 'lease:lost');
