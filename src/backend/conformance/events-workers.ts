@@ -142,7 +142,8 @@ export function eventsAndWorkersConformance(openStore: OpenStore): void {
       const [first] = await other.claim(WORKER, [{ queue: 'default', count: 2 }], LEASE_MS);
       const [done, again] = first.tasks;
       let next = '';
-      const events = await lifecycleUntil(backend, (e) => e.some((x) => x.kind === 'started' && x.id === next), async () => {
+      // By type: the started event may arrive before the reply that names the task.
+      const events = await lifecycleUntil(backend, (e) => e.some((x) => x.kind === 'started' && x.type === 'next'), async () => {
         const reply = await other.ackAndClaim([completeAck(done), retryAck(again, 'boom', HOUR)], WORKER, [{ queue: 'default', count: 5 }], LEASE_MS);
         expect(reply.acks).toEqual(['ok', 'ok']);
         next = reply.claims[0].tasks[0].id;
