@@ -120,7 +120,12 @@ end
 -- enqueue writes them); nil for any other. A running record has no "f" or "n" member.
 local function plain_running_type(rest)
   if string.find(rest, '"r":', 1, true) or string.find(rest, '"x":', 1, true) then return nil end
-  return string.match(rest, '"t":"([^"\\]*)","m":%d')
+  -- Found as plain text, then matched anchored there: an unanchored pattern is tried at every
+  -- quote of the record (~13 % of Redis's instructions per task, measured with callgrind). In
+  -- the shape claim writes, the first '"t":"' is the type member (the members before it hold no
+  -- unescaped quote); in any other, a match there fails and the record is decoded instead.
+  local at = string.find(rest, '"t":"', 1, true)
+  return at and string.match(rest, '^"t":"([^"\\]*)","m":%d', at)
 end
 
 -- Lifecycle events (enqueued, started, retrying) go to a channel of their own, '<channel>:lifecycle',

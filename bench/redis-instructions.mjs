@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// Redis's cost per processed task in CPU instructions, counted by valgrind's callgrind: the same
+// count for the same scripts on every run (±0.2 %), where CPU time on a shared 2-core box moves
+// ±15 % between runs. For comparing two versions of the Lua scripts (docs/performance.md).
+//
+//   npm run build && node bench/redis-instructions.mjs [--count 2000]
+//
+// Starts its own redis-server under `valgrind --tool=callgrind` (Debian packages valgrind and
+// redis-server), enqueues the tasks, then runs what a busy worker with two lanes does: each call
+// acks one lane's 25 tasks and claims 25 more for it (Backend.ackAndClaim), so the running set
+// holds 25–50 tasks. Only that part is counted (callgrind_control zeroes the counters before it
+// and dumps them after). Prints instructions per task.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { connect, Client } from '../dist/index.js';
+
+const args = process.argv.slice(2);
+const countAt = args.indexOf('--count');
+const count = countAt >= 0 ? Number(args[countAt + 1]) : 2000;
+const BATCH = 25;
+
+const port = await new Promise((resolve, reject) => {
+  const server = createServer();
+  server.on('error', reject);
+  server.listen(0, '127.0.0.1', () => {
+    const { port: free } = server.address();
+    server.close(() => resolve(free));
+  });
+});
+const dir = mkdtempSync(join(tmpdir(), 'taskline-callgrind-'));
+const child = spawn(
+  'valgrind',
+  ['--tool=callgrind', `--callgrind-out-file=${join(dir, 'callgrind.out')}`, 'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+  { stdio: 'ignore' },
+);
+const url = `redis://127.0.0.1:${port}`;
+
+try {
+  // valgrind takes a few seconds to start redis-server.
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`valgrind exited with code ${child.exitCode} (are valgrind and redis-server installed?)`);
+    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => undefined);
+    try {
+      await probe.connect();
+      if ((await probe.ping()) === 'PONG') break;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`redis-server under valgrind did not answer within 60 s: ${error.message}`);
+    } finally {
+      probe.disconnect();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  const backend = await connect(url, { prefix: 'tl' });
+  const client = new Client(backend);
+  const pad = 'x'.repeat(60);
+  for (let i = 0; i < count; i += 1000) {
+    const size = Math.min(1000, count - i);
+    await client.enqueueMany(Array.from({ length: size }, (_, j) => ({ type: 'noop', payload: { t: Date.now(), i: i + j, pad }, options: { queue: 'bench' } })));
+  }
+  const claimLane = async () => (await backend.claim('w', [{ queue: 'bench', count: BATCH }], 30_000))[0].tasks;
+  const lanes = [await claimLane(), await claimLane()];
+  // The redis-server process under valgrind (its pid is valgrind's: valgrind runs it in place).
+  execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' });
+  let done = 0;
+  for (let lane = 0; done + 3 * BATCH <= count; lane = 1 - lane) {
+    const now = Date.now();
+    const acks = lanes[lane].map((t) => ({
+      kind: 'complete', id: t.id, queue: t.queue, token: t.token, result: '',
+      attempt: { attempt: t.attempt, startedAt: t.startedAt, finishedAt: now, outcome: 'completed', error: null, stack: null, workerId: 'w' },
+    }));
+    const reply = await backend.ackAndClaim(acks, 'w', [{ queue: 'bench', count: BATCH }], 30_000);
+    done += acks.length;
+    lanes[lane] = reply.claims[0].tasks;
+  }
+  execFileSync('callgrind_control', ['--dump', String(child.pid)], { stdio: 'ignore' });
+  await client.close();
+  await backend.close();
+  // The dump after zeroing is the second part file (callgrind.out.1).
+  const part = readdirSync(dir).find((f) => f.endsWith('.1'));
+  const summary = /^summary: (\d+)/m.exec(readFileSync(join(dir, part), 'utf8'));
+  if (!summary) throw new Error('no callgrind summary found');
+  console.log(`${Math.round(Number(summary[1]) / done).toLocaleString('en-US')} Redis instructions per processed task (${done} tasks, ack + claim of ${BATCH} per call, two lanes)`);
+} finally {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
