@@ -9,10 +9,11 @@ export interface Pending<T> {
 
 /**
  * Holds the acks of finished attempts until they are written. Most leave with the processor's
- * next claim, in the same call (`take`, then `settle` or `giveBack`; Backend.ackAndClaim). The others — no claim going out: slots busy, queues empty,
- * shutting down — are written in batches: acks of tasks finishing in the same turn of the event
- * loop go in one call, and while batches are in flight new acks gather for the next (a group
- * commit); up to two batches are in flight at once on a remote store.
+ * next claim, in the same call (`take`, then `settle` or `giveBack`; Backend.ackAndClaim). The
+ * others — no claim going out: slots busy, queues empty, shutting down — are written in
+ * batches: acks of tasks finishing in the same turn of the event loop go in one call, and while
+ * batches are in flight new acks gather for the next (a group commit); up to two batches are in
+ * flight at once on a remote store.
  * A batch that fails because the store is away is retried until it succeeds or the worker gives
  * up (`abandon`), so a finished attempt is never silently dropped.
  */
@@ -55,7 +56,7 @@ export class Acker<T> {
     return taken;
   }
 
-  /** Taken acks were written: their owners hear the results (in the same order). */
+  /** Acks were written (taken ones, or a flush's batch): their owners hear the results, in order. */
   settle(taken: Pending<T>[], results: readonly AckResult[]): void {
     for (let i = 0; i < taken.length; i++) this.report(taken[i], results[i]);
   }
@@ -97,8 +98,7 @@ export class Acker<T> {
         return;
       }
       try {
-        const results = await this.backend.ack(batch.map((p) => p.ack));
-        for (let i = 0; i < batch.length; i++) this.report(batch[i], results[i]);
+        this.settle(batch, await this.backend.ack(batch.map((p) => p.ack)));
         return;
       } catch (error) {
         this.onError(error);

@@ -44,6 +44,13 @@ export class ActiveExecutions {
     return found;
   }
 
+  /** The task ids of the executions (the worker's running tasks). */
+  ids(): string[] {
+    const ids: string[] = [];
+    for (const execution of this.slots) if (execution) ids.push(execution.task.id);
+    return ids;
+  }
+
   values(): Execution[] {
     const all: Execution[] = [];
     for (const execution of this.slots) if (execution) all.push(execution);

@@ -16,7 +16,7 @@ export class Heartbeat extends PeriodicComponent {
     super(
       'heartbeat',
       intervalMs,
-      () => backend.heartbeat({ ...info, host: hostname(), pid: process.pid, version: VERSION, running: processor.active.values().map((e) => e.task.id) }, intervalMs * 3),
+      () => backend.heartbeat({ ...info, host: hostname(), pid: process.pid, version: VERSION, running: processor.active.ids() }, intervalMs * 3),
       onError,
     );
   }

@@ -243,11 +243,13 @@ export class Processor implements Component, ContextHost {
   }
 
   private wakeLanes(): void {
-    for (const lane of this.lanes) {
-      const wake = lane.waiter;
-      lane.waiter = null;
-      wake?.();
-    }
+    for (const lane of this.lanes) this.wakeLane(lane);
+  }
+
+  private wakeLane(lane: Lane): void {
+    const wake = lane.waiter;
+    lane.waiter = null;
+    wake?.();
   }
 
   private startTask(task: ClaimedTask, lane: Lane): void {
@@ -271,14 +273,11 @@ export class Processor implements Component, ContextHost {
       this.options.timeouts.remove(execution);
       const { lane } = execution;
       lane.running -= 1;
-      if (lane.running === 0 && lane.waiter) {
-        // The lane's last handler: its claim (carrying the acks written by then) leaves in this
-        // turn of the event loop. A turn later the other lane's reply may have been read first, and the two
-        // claims would leave together and come back together, ending the overlap.
-        const wake = lane.waiter;
-        lane.waiter = null;
-        wake();
-      } else this.slotsFreed();
+      // The lane's last handler: its claim (carrying the acks written by then) leaves in this
+      // turn of the event loop. A turn later the other lane's reply may have been read first,
+      // and the two claims would leave together and come back together, ending the overlap.
+      if (lane.running === 0 && lane.waiter) this.wakeLane(lane);
+      else this.slotsFreed();
       this.cancelReport(execution);
       if (!outcome.ack) {
         this.finish(execution, outcome, false);

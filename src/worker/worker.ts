@@ -175,7 +175,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Ids of the tasks running now. */
   get running(): string[] {
-    return this.processor.active.values().map((e) => e.task.id);
+    return this.processor.active.ids();
   }
 
   async start(): Promise<void> {

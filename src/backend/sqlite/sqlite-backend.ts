@@ -130,27 +130,22 @@ export class SqliteBackend implements SchedulingBackend {
   // ── working ─────────────────────────────────────────────────────────────────
 
   async claim(workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<ClaimResult[]> {
-    if (requests.length === 0) return [];
-    const { results, signals } = await this.write((t) => claimTasks(t, workerId, requests, leaseMs));
-    this.noteSignals(signals);
-    return results;
-  }
-
-  private noteSignals(signals: Iterable<[string, number]>): void {
-    for (const [queue, signal] of signals) this.seenSignals.set(queue, Math.max(signal, this.seenSignals.get(queue) ?? 0));
+    return (await this.ackAndClaim([], workerId, requests, leaseMs)).claims;
   }
 
   async ack(acks: Ack[]): Promise<AckResult[]> {
-    if (acks.length === 0) return [];
-    return this.write((t) => ackAttempts(t, acks));
+    return (await this.ackAndClaim(acks, '', [], 0)).acks;
   }
 
+  /** The acks, then the claim, in one transaction. */
   async ackAndClaim(acks: Ack[], workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<AckAndClaimResult> {
+    if (acks.length === 0 && requests.length === 0) return { acks: [], claims: [] };
     const { acked, claimed } = await this.write((t) => ({
       acked: acks.length > 0 ? ackAttempts(t, acks) : [],
-      claimed: requests.length > 0 ? claimTasks(t, workerId, requests, leaseMs) : { results: [], signals: new Map<string, number>() },
+      claimed: requests.length > 0 ? claimTasks(t, workerId, requests, leaseMs) : null,
     }));
-    this.noteSignals(claimed.signals);
+    if (!claimed) return { acks: acked, claims: [] };
+    for (const [queue, signal] of claimed.signals) this.seenSignals.set(queue, Math.max(signal, this.seenSignals.get(queue) ?? 0));
     return { acks: acked, claims: claimed.results };
   }
 

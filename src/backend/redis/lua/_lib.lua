@@ -2,8 +2,8 @@
 --
 -- KEYS — the keys of one queue, all under the hash tag {prefix:queue}. The locals K_META … are
 -- bound by scripts.ts before this prelude: a script listed in SCRIPT_KEYS (the hot ones: enqueue,
--- claim, ack, ack-claim, renew, forward, recover, progress) receives only the keys it touches, in that
--- list's order, and the other K_ locals are nil; every other script receives all of them, in
+-- claim, ack, ack-claim, renew, forward, recover, progress) receives only the keys it touches,
+-- in that list's order, and the other K_ locals are nil; every other script receives all of them, in
 -- this order:
 --   1 meta      hash  id -> task record (JSON, short field names)
 --   2 payload   hash  id -> payload (JSON text)
