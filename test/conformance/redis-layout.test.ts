@@ -43,6 +43,39 @@ describe('Redis layout', () => {
     expect(await redis.zcard(running)).toBe(2);
     expect((await backend.getQueue('q'))?.counts.running).toBe(2);
   });
+
+  it('builds and publishes event lines only while someone listens on their channel', async () => {
+    const published: string[] = [];
+    const monitor = await redis.monitor();
+    const channels = new Set([backend.keys.events, backend.keys.lifecycle]);
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (String(args[0]).toUpperCase() === 'PUBLISH' && channels.has(args[1])) published.push(args[1]);
+    });
+    const cycle = async () => {
+      await enqueueTasks(backend, 3);
+      const [claimed] = await backend.claim('w1', [{ queue: 'q', count: 3 }], 30_000);
+      await backend.ack(claimed.tasks.map((t) => complete(t)));
+      // MONITOR lines arrive on their own connection: a PING round trip on it flushes them.
+      await redis.ping();
+    };
+    try {
+      // Nobody listens (a worker joins the cancel channel only): no lines are published.
+      const cancels = await backend.subscribe(() => undefined, { cancelsOnly: true });
+      await cycle();
+      expect(published).toEqual([]);
+      await cancels();
+
+      // The task center listens to both channels: enqueued, started and finished lines.
+      const events: string[] = [];
+      const unsubscribe = await backend.subscribe((event) => events.push(event.kind), { lifecycle: true });
+      await cycle();
+      await expect.poll(() => new Set(published)).toEqual(channels);
+      await expect.poll(() => events.filter((kind) => kind === 'finished').length).toBe(3);
+      await unsubscribe();
+    } finally {
+      monitor.disconnect();
+    }
+  });
 });
 
 async function enqueueTasks(backend: RedisBackend, n: number): Promise<void> {

@@ -57,7 +57,7 @@ for i = 1, count do
       state = 'queued'
     end
     out[i] = state
-    note_lifecycle('e', id, fragment_type(fragment), state)
+    if heard().lifecycle then note_lifecycle('e', id, fragment_type(fragment), state) end
   end
 end
 flush()
