@@ -15,6 +15,21 @@ export const DEFAULT_RETENTION = {
   cancelled: 30 * 24 * 3_600_000,
 } as const;
 
+/** The final states whose tasks a queue may keep a bounded number of. */
+export const KEPT_STATES = ['completed', 'dead', 'cancelled'] as const;
+export type KeptState = (typeof KEPT_STATES)[number];
+
+/**
+ * How many finished tasks of each final state a queue keeps at most (DESIGN §2: bounded counts
+ * per queue); null: no bound, only retention. Past a bound, the tasks whose retention ends first
+ * (with one retention for all: the oldest) are deleted as others finish; 0 deletes a task as
+ * soon as it finishes. Retention still applies within the bound.
+ */
+export type QueueKeep = Record<KeptState, number | null>;
+
+/** Largest bound accepted (a bound is a count of tasks kept, not a time). */
+export const MAX_KEEP = 1_000_000_000;
+
 /** The outcome of storing one task of an enqueue batch. */
 export type EnqueueOutcome =
   | { ok: true; info: TaskInfo }
@@ -143,6 +158,8 @@ export const STATE_COUNT_KEYS = ['scheduled', 'queued', 'running', 'retrying', '
 export interface QueueInfo {
   name: string;
   paused: boolean;
+  /** Bounds on the finished tasks kept (all null unless set with setQueueKeep). */
+  keep: QueueKeep;
   counts: Record<TaskState, number>;
   /** Attempts finished (successful or not), since the queue was created. */
   processed: number;
@@ -214,7 +231,7 @@ export interface Backend extends ScheduleStore, LockStore {
   forwardDue(queue: string, limit: number): Promise<number>;
   /** Fails the attempts of tasks whose lease expired (`lease expired (worker lost)`), then retry or dead. */
   recoverExpired(queue: string, limit: number): Promise<number>;
-  /** Deletes finished tasks past their retention. Returns how many were deleted. */
+  /** Deletes finished tasks past their retention, and past the queue's keep bounds (at most `limit` per final state each). Returns how many were deleted. */
   cleanup(queue: string, limit: number): Promise<number>;
   /** Appends log lines and/or sets progress of a running task (checked against its token). */
   reportProgress(lease: LeaseRef, update: { logs?: TaskLogLine[]; progress?: unknown }): Promise<AckResult>;
@@ -230,6 +247,12 @@ export interface Backend extends ScheduleStore, LockStore {
   // ── operating ───────────────────────────────────────────────────────────────
   pauseQueue(queue: string): Promise<void>;
   resumeQueue(queue: string): Promise<void>;
+  /**
+   * Sets the bounds on the finished tasks the queue keeps (registering the queue); a state left
+   * out keeps its bound, null removes it. Returns the bounds now in force. Tasks already past a
+   * lowered bound go at the next finish in that state or janitor pass (cleanup), in batches.
+   */
+  setQueueKeep(queue: string, keep: Partial<QueueKeep>): Promise<QueueKeep>;
   /** queued/scheduled/retrying → cancelled; running → cancel requested (the handler's signal aborts). */
   cancelTask(id: string): Promise<'cancelled' | 'cancel-requested'>;
   /** dead/scheduled/retrying/cancelled → queued. */

@@ -1,6 +1,7 @@
 /** Small pieces every backend shares. */
 import { TasklineError } from '../core/errors.js';
 import { TASK_STATES, type AttemptRecord, type TaskState } from '../core/task.js';
+import { KEPT_STATES, MAX_KEEP, type KeptState, type QueueKeep } from './contract.js';
 
 /** Due scheduled/retrying tasks moved to queued per claim call, at most. */
 export const FORWARD_LIMIT = 1000;
@@ -9,6 +10,33 @@ export const MAX_LOG_LINES = 200;
 
 export function emptyCounts(): Record<TaskState, number> {
   return Object.fromEntries(TASK_STATES.map((s) => [s, 0])) as Record<TaskState, number>;
+}
+
+export function noKeepBounds(): QueueKeep {
+  return { completed: null, dead: null, cancelled: null };
+}
+
+/**
+ * Checks a setQueueKeep argument: an object whose members are final states, each a whole count
+ * (0 … MAX_KEEP) or null. Returns the bounds it sets.
+ */
+export function validateQueueKeep(keep: unknown): Partial<QueueKeep> {
+  const accepted = `{ completed?, dead?, cancelled? }, each a whole number of tasks 0 … ${MAX_KEEP} or null (no bound)`;
+  if (typeof keep !== 'object' || keep === null || Array.isArray(keep)) {
+    throw new TasklineError('TL_INVALID_ARGUMENT', `keep bounds must be an object ${accepted}; got ${JSON.stringify(keep) ?? String(keep)}`);
+  }
+  const out: Partial<QueueKeep> = {};
+  for (const [state, value] of Object.entries(keep)) {
+    if (value === undefined) continue;
+    if (!(KEPT_STATES as readonly string[]).includes(state)) {
+      throw new TasklineError('TL_INVALID_ARGUMENT', `keep bounds have no state ${JSON.stringify(state)}: they are ${accepted}`);
+    }
+    if (value !== null && (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_KEEP)) {
+      throw new TasklineError('TL_INVALID_ARGUMENT', `keep bound ${state} must be a whole number of tasks 0 … ${MAX_KEEP} or null (no bound); got ${JSON.stringify(value) ?? String(value)}`);
+    }
+    out[state as KeptState] = value as number | null;
+  }
+  return out;
 }
 
 /** A UTC day number (days since the epoch) as YYYY-MM-DD. */

@@ -17,6 +17,7 @@ import { eventsAndWorkersConformance } from './events-workers.js';
 import { fireConformance } from './fires.js';
 import type { ConformanceStore, OpenStore } from './harness.js';
 import { inspectionConformance } from './inspection.js';
+import { keepConformance } from './keep.js';
 import { leaseConformance } from './leases.js';
 import { lockConformance } from './locks.js';
 import { operationConformance } from './operations.js';
@@ -31,6 +32,7 @@ export function runConformanceSuite(name: string, openStore: OpenStore): void {
     leaseConformance(openStore);
     operationConformance(openStore);
     inspectionConformance(openStore);
+    keepConformance(openStore);
     eventsAndWorkersConformance(openStore);
     concurrencyConformance(openStore);
     scheduleConformance(openStore);

@@ -3,7 +3,7 @@
 /** The per-queue keys, in the order a Lua script receives them when it takes all (see lua/_lib.lua and SCRIPT_KEYS in scripts.ts). */
 export const QUEUE_KEY_NAMES = [
   'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled',
-  'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor',
+  'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor', 'keep',
 ] as const;
 export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
 

@@ -3,9 +3,9 @@ import { TasklineError } from '../../core/errors.js';
 import { DEFAULT_BACKOFF } from '../../core/backoff.js';
 import type { NewTask, TaskRecord, TaskState, TaskLogLine } from '../../core/task.js';
 import {
-  DEFAULT_RETENTION,
+  DEFAULT_RETENTION, KEPT_STATES,
   type Ack, type AckAndClaimResult, type AckResult, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
-  type DailyStat, type EnqueueOutcome, type LeaseRef, type MinuteStat, type QueueInfo, type RenewResult, type TaskPage,
+  type DailyStat, type EnqueueOutcome, type LeaseRef, type MinuteStat, type QueueInfo, type QueueKeep, type RenewResult, type TaskPage,
   type Unsubscribe, type WorkerInfo, type SchedulingBackend, type LifecycleEvent, type SubscribeOptions, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
 } from '../contract.js';
 import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
@@ -14,7 +14,7 @@ import { RedisKeys } from './keys.js';
 import { ScriptRunner, scriptKeyNames, type ScriptCall } from './scripts.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
 import { decodeClaimed, decodeRecord, encodeAttempt, encodeRecordFragment } from './codec.js';
-import { dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, operationError } from '../shared.js';
+import { dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, operationError, validateQueueKeep } from '../shared.js';
 
 export interface RedisBackendOptions {
   /** Key prefix, so that several deployments (or tests) share one Redis. Default `tl`. */
@@ -428,6 +428,21 @@ export class RedisBackend implements SchedulingBackend {
     );
   }
 
+  async setQueueKeep(queue: string, keep: Partial<QueueKeep>): Promise<QueueKeep> {
+    const bounds = validateQueueKeep(keep);
+    this.register([queue]);
+    const key = this.keys.queueKey(queue, 'keep');
+    const set = Object.entries(bounds).filter(([, n]) => n !== null);
+    const cleared = Object.entries(bounds).filter(([, n]) => n === null).map(([state]) => state);
+    const multi = this.redis.multi();
+    if (set.length > 0) multi.hset(key, Object.fromEntries(set));
+    if (cleared.length > 0) multi.hdel(key, ...cleared);
+    multi.hmget(key, ...KEPT_STATES);
+    const replies = await this.call(() => multi.exec());
+    const now = replies?.[replies.length - 1]?.[1] as (string | null)[];
+    return Object.fromEntries(KEPT_STATES.map((state, i) => [state, now[i] === null ? null : Number(now[i])])) as QueueKeep;
+  }
+
   private async operate(id: string, action: 'run' | 'archive' | 'delete' | 'cancel'): Promise<string> {
     const queue = await this.findQueue(id);
     if (queue === null) throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
@@ -512,7 +527,11 @@ export class RedisBackend implements SchedulingBackend {
     counts.completed = r[4];
     counts.dead = r[5];
     counts.cancelled = r[6];
-    return { name: queue, paused: r[7] === 1, counts, processed: r[8], failed: r[9], latency: r[10] < 0 ? 0 : Math.max(0, r[11] - r[10]) };
+    const bound = (n: number) => (n < 0 ? null : n);
+    return {
+      name: queue, paused: r[7] === 1, keep: { completed: bound(r[12]), dead: bound(r[13]), cancelled: bound(r[14]) },
+      counts, processed: r[8], failed: r[9], latency: r[10] < 0 ? 0 : Math.max(0, r[11] - r[10]),
+    };
   }
 
   async listTasks(queue: string, state: TaskState, page: { limit?: number; cursor?: string } = {}): Promise<TaskPage> {

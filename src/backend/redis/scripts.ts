@@ -23,14 +23,14 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
 export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> = {
   enqueue: ['meta', 'payload', 'queued', 'scheduled', 'marker'],
   claim: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'paused', 'marker', 'seq'],
-  ack: ['meta', 'queued', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'stats', 'attempts', 'result', 'cancel'],
+  ack: ['meta', 'payload', 'queued', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'stats', 'attempts', 'result', 'logs', 'cancel', 'keep'],
   'ack-claim': [
     'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'paused', 'marker', 'stats', 'attempts',
-    'result', 'seq', 'cancel',
+    'result', 'logs', 'seq', 'cancel', 'keep',
   ],
   renew: ['meta', 'running', 'cancel'],
   forward: ['meta', 'queued', 'scheduled', 'retrying', 'marker'],
-  recover: ['meta', 'retrying', 'running', 'dead', 'cancelled', 'marker', 'stats', 'attempts', 'cancel'],
+  recover: ['meta', 'payload', 'retrying', 'running', 'dead', 'cancelled', 'marker', 'stats', 'result', 'attempts', 'logs', 'cancel', 'keep'],
   progress: ['meta', 'logs'],
 };
 

@@ -8,17 +8,20 @@ import { decodeRecord, TASK_COLUMNS, TASK_FROM, type TaskRow } from './rows.js';
 interface QueueRow {
   name: string;
   paused: number;
+  keep_completed: number | null;
+  keep_dead: number | null;
+  keep_cancelled: number | null;
   processed: number;
   failed: number;
 }
 
 export function listQueues(sql: StatementCache, now: number): QueueInfo[] {
-  const rows = sql.get('SELECT name, paused, processed, failed FROM queues ORDER BY name').all() as QueueRow[];
+  const rows = sql.get('SELECT name, paused, processed, failed, keep_completed, keep_dead, keep_cancelled FROM queues ORDER BY name').all() as QueueRow[];
   return rows.map((row) => queueInfo(sql, row, now));
 }
 
 export function getQueue(sql: StatementCache, name: string, now: number): QueueInfo | null {
-  const row = sql.get('SELECT name, paused, processed, failed FROM queues WHERE name = ?').get(name) as QueueRow | undefined;
+  const row = sql.get('SELECT name, paused, processed, failed, keep_completed, keep_dead, keep_cancelled FROM queues WHERE name = ?').get(name) as QueueRow | undefined;
   return row ? queueInfo(sql, row, now) : null;
 }
 
@@ -30,7 +33,8 @@ function queueInfo(sql: StatementCache, row: QueueRow, now: number): QueueInfo {
     | { enqueued_at: number | null }
     | undefined;
   const latency = oldest?.enqueued_at == null ? 0 : Math.max(0, now - oldest.enqueued_at);
-  return { name: row.name, paused: row.paused === 1, counts, processed: row.processed, failed: row.failed, latency };
+  const keep = { completed: row.keep_completed, dead: row.keep_dead, cancelled: row.keep_cancelled };
+  return { name: row.name, paused: row.paused === 1, keep, counts, processed: row.processed, failed: row.failed, latency };
 }
 
 /** Finished tasks are listed newest first; the others in the order they will move on. */

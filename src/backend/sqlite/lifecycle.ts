@@ -51,7 +51,3 @@ export function nextDueAt(t: Transition, queue: string): number | null {
   return next;
 }
 
-export function deleteTaskRows(t: Transition, id: string): void {
-  t.run('DELETE FROM tasks WHERE id = ?', id);
-  t.run('DELETE FROM payloads WHERE id = ?', id);
-}

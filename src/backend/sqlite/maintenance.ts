@@ -1,8 +1,8 @@
 /** Housekeeping transitions: recovering expired leases, deleting finished tasks past retention. */
 import { backoffDelay, DEFAULT_BACKOFF } from '../../core/backoff.js';
 import type { BackoffSpec } from '../../core/task.js';
-import { deleteTaskRows, finishTask } from './lifecycle.js';
-import { pruneEvents, type Transition } from './transition.js';
+import { finishTask } from './lifecycle.js';
+import { deleteTaskRows, pruneEvents, trimKept, type Transition } from './transition.js';
 
 export const LEASE_EXPIRED = 'lease expired (worker lost)';
 
@@ -52,15 +52,15 @@ const MINUTES_KEPT = 120;
 const DAYS_KEPT = 90;
 
 /**
- * Deletes finished tasks whose retention ran out (at most `limit` per final state), and trims
- * old counters, expired unique keys and old events. Returns how many tasks were deleted.
+ * Deletes finished tasks whose retention ran out, then those past the queue's keep bounds (at
+ * most `limit` per final state each), and trims old counters, expired unique keys and old events. Returns how many tasks were deleted.
  */
 export function deleteExpiredTasks(t: Transition, queue: string, limit: number): number {
   let deleted = 0;
   for (const state of ['completed', 'dead', 'cancelled'] as const) {
     const ids = t.all<{ id: string }>('SELECT id FROM tasks WHERE queue = ? AND state = ? AND sort_key <= ? ORDER BY sort_key LIMIT ?', queue, state, t.now, limit);
     for (const { id } of ids) deleteTaskRows(t, id);
-    deleted += ids.length;
+    deleted += ids.length + trimKept(t, queue, state, limit);
   }
   t.run("DELETE FROM stats WHERE queue = ? AND period = 'minute' AND number < ?", queue, Math.floor(t.now / 60_000) - MINUTES_KEPT);
   t.run("DELETE FROM stats WHERE queue = ? AND period = 'day' AND number < ?", queue, Math.floor(t.now / 86_400_000) - DAYS_KEPT);

@@ -7,8 +7,8 @@ import { TasklineError } from '../../core/errors.js';
 import type { TaskState } from '../../core/task.js';
 import type { BulkState } from '../contract.js';
 import { operationError } from '../shared.js';
-import { deleteTaskRows, finishTask, queueTask } from './lifecycle.js';
-import type { Transition } from './transition.js';
+import { finishTask, queueTask } from './lifecycle.js';
+import { deleteTaskRows, type Transition } from './transition.js';
 
 export type Action = 'run' | 'archive' | 'delete' | 'cancel';
 type Outcome = 'ok' | 'requested' | { invalid: TaskState };

@@ -15,11 +15,11 @@ import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/tas
 import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
-  QueueInfo, RenewResult, TaskPage, Unsubscribe, WorkerInfo, SubscribeOptions,
+  QueueInfo, QueueKeep, RenewResult, TaskPage, Unsubscribe, WorkerInfo, SubscribeOptions,
   FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
-import { validateLockKey } from '../shared.js';
+import { validateLockKey, validateQueueKeep } from '../shared.js';
 import { ackAttempts, renewLeases, reportProgress } from './ack.js';
 import { claimTasks } from './claim.js';
 import { openDatabase, retryBusy, StatementCache, type Synchronous } from './database.js';
@@ -214,6 +214,11 @@ export class SqliteBackend implements SchedulingBackend {
       t.setPaused(queue, false);
       t.wake(queue);
     });
+  }
+
+  async setQueueKeep(queue: string, keep: Partial<QueueKeep>): Promise<QueueKeep> {
+    const bounds = validateQueueKeep(keep);
+    return this.write((t) => t.setKeepBounds(queue, bounds));
   }
 
   async cancelTask(id: string): Promise<'cancelled' | 'cancel-requested'> {

@@ -6,10 +6,12 @@
  * were written.
  */
 import type Database from 'better-sqlite3';
+import type { KeptState, QueueKeep } from '../contract.js';
 import type { StatementCache } from './database.js';
 
 interface QueueState {
   paused: boolean;
+  keep: QueueKeep;
   signal: number;
   position: number;
   processed: number;
@@ -21,6 +23,8 @@ interface QueueState {
 export const EVENT_RETENTION_MS = 10_000;
 /** Pruning of old events runs when an event id crosses a multiple of this. */
 const EVENT_PRUNE_EVERY = 1024;
+/** Most tasks one transaction deletes per state for the keep bounds; the janitor does the rest. */
+export const TRIM_LIMIT = 1000;
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 
@@ -31,6 +35,8 @@ export class Transition {
   events = 0;
   private readonly queues = new Map<string, QueueState>();
   private readonly counted = new Map<string, { processed: number; failed: number }>();
+  /** Final states each queue moved tasks to: trimmed to the queue's keep bounds in flush(). */
+  private readonly finishedIn = new Map<string, Set<KeptState>>();
   private pruneEvents = false;
 
   constructor(private readonly statements: StatementCache, readonly now: number) {}
@@ -55,13 +61,14 @@ export class Transition {
   private queueState(name: string): QueueState {
     let state = this.queues.get(name);
     if (!state) {
-      const row = this.get<{ paused: number; signal: number; position: number; processed: number; failed: number }>(
-        'SELECT paused, signal, position, processed, failed FROM queues WHERE name = ?',
-        name,
-      );
+      const row = this.get<{
+        paused: number; signal: number; position: number; processed: number; failed: number;
+        keep_completed: number | null; keep_dead: number | null; keep_cancelled: number | null;
+      }>('SELECT paused, signal, position, processed, failed, keep_completed, keep_dead, keep_cancelled FROM queues WHERE name = ?', name);
       if (!row) this.run('INSERT INTO queues (name) VALUES (?)', name);
       state = {
         paused: row?.paused === 1,
+        keep: { completed: row?.keep_completed ?? null, dead: row?.keep_dead ?? null, cancelled: row?.keep_cancelled ?? null },
         signal: row?.signal ?? 0,
         position: row?.position ?? 0,
         processed: row?.processed ?? 0,
@@ -92,6 +99,14 @@ export class Transition {
     state.dirty = true;
   }
 
+  /** Changes some of the queue's keep bounds; returns them all. */
+  setKeepBounds(queue: string, bounds: Partial<QueueKeep>): QueueKeep {
+    const state = this.queueState(queue);
+    state.keep = { ...state.keep, ...bounds };
+    this.run('UPDATE queues SET keep_completed = ?, keep_dead = ?, keep_cancelled = ? WHERE name = ?', state.keep.completed, state.keep.dead, state.keep.cancelled, queue);
+    return state.keep;
+  }
+
   /** Wakes the workers waiting on this queue (in every process) once the transaction commits. */
   wake(queue: string): void {
     if (this.woken.has(queue)) return;
@@ -115,7 +130,16 @@ export class Transition {
     } else this.counted.set(queue, { processed, failed });
   }
 
-  emitFinished(queue: string, id: string, state: 'completed' | 'dead' | 'cancelled'): void {
+  /** Bounds on the finished tasks the queue keeps (registering the queue). */
+  keepBounds(queue: string): Readonly<QueueKeep> {
+    return this.queueState(queue).keep;
+  }
+
+  /** Announces a task's move to a final state; the state is trimmed to its keep bound at flush(). */
+  emitFinished(queue: string, id: string, state: KeptState): void {
+    let states = this.finishedIn.get(queue);
+    if (!states) this.finishedIn.set(queue, (states = new Set()));
+    states.add(state);
     this.emit('finished', queue, id, state);
   }
 
@@ -139,6 +163,9 @@ export class Transition {
 
   /** Writes the gathered queue rows and counters; called once, last, inside the transaction. */
   flush(): void {
+    for (const [queue, states] of this.finishedIn) {
+      for (const state of states) trimKept(this, queue, state, TRIM_LIMIT);
+    }
     for (const [name, q] of this.queues) {
       if (!q.dirty) continue;
       this.run(
@@ -159,6 +186,23 @@ export class Transition {
     }
     if (this.pruneEvents) pruneEvents(this);
   }
+}
+
+/**
+ * Deletes the queue's tasks in `state` past its keep bound, those whose retention ends first (at
+ * most `limit`). Returns how many were deleted.
+ */
+export function trimKept(t: Transition, queue: string, state: KeptState, limit: number): number {
+  const bound = t.keepBounds(queue)[state];
+  if (bound === null) return 0;
+  const ids = t.all<{ id: string }>('SELECT id FROM tasks WHERE queue = ? AND state = ? ORDER BY sort_key DESC, id DESC LIMIT ? OFFSET ?', queue, state, limit, bound);
+  for (const { id } of ids) deleteTaskRows(t, id);
+  return ids.length;
+}
+
+export function deleteTaskRows(t: Transition, id: string): void {
+  t.run('DELETE FROM tasks WHERE id = ?', id);
+  t.run('DELETE FROM payloads WHERE id = ?', id);
 }
 
 /** Deletes events older than EVENT_RETENTION_MS. Cost: the rows deleted. */

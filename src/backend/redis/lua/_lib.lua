@@ -24,7 +24,8 @@
 --  17 cancel    set   ids of running tasks an operator asked to cancel
 --  18 fires     hash  fire id -> fire record (JSON) of the schedules enqueueing here
 --  19 firefloor hash  schedule id -> nominal time up to which fire records were pruned
---  20…          (FIRST_EXTRA_KEY) script-specific extra keys after the queue keys (unique keys at enqueue; a
+--  20 keep      hash  completed/dead/cancelled -> most tasks of that state kept (setQueueKeep)
+--  21…          (FIRST_EXTRA_KEY) script-specific extra keys after the queue keys (unique keys at enqueue; a
 --                schedule's fire history)
 -- ARGV 1 clock offset (ms, tests only), 2 event channel, 3 queue name; then script-specific.
 --
@@ -169,8 +170,12 @@ local function append_attempt(id, record_json)
   end
 end
 
+-- Final states this call moved tasks to, trimmed to the queue's keep bounds at its end (trim_kept).
+local TRIM = {}
+
 -- Moves a task to a final state; its retention starts now.
 local function finish(id, m, state, retention)
+  TRIM[state] = true
   m.s = state
   m.f = NOW
   m.n = nil
@@ -223,13 +228,49 @@ local function next_due()
   return due or -1
 end
 
+-- Deletes the records of tasks already removed from their state's structure (at most ~4,000 ids).
+local function delete_tasks(ids)
+  for _, key in ipairs({ K_META, K_PAYLOAD, K_RESULT, K_ATTEMPTS, K_LOGS }) do redis.call('HDEL', key, unpack(ids)) end
+  redis.call('SREM', K_CANCEL, unpack(ids))
+end
+
 local function delete_task(id)
-  redis.call('HDEL', K_META, id)
-  redis.call('HDEL', K_PAYLOAD, id)
-  redis.call('HDEL', K_RESULT, id)
-  redis.call('HDEL', K_ATTEMPTS, id)
-  redis.call('HDEL', K_LOGS, id)
-  redis.call('SREM', K_CANCEL, id)
+  delete_tasks({ id })
+end
+
+-- The queue's bounds on finished tasks kept (nil: none), read once per call.
+local KEEP = nil
+
+local function keep_bounds()
+  if not KEEP then
+    local v = redis.call('HMGET', K_KEEP, 'completed', 'dead', 'cancelled')
+    KEEP = { completed = tonumber(v[1]), dead = tonumber(v[2]), cancelled = tonumber(v[3]) }
+  end
+  return KEEP
+end
+
+-- Most tasks one call deletes per state for the keep bounds; the janitor's passes do the rest.
+local TRIM_LIMIT = 1000
+
+-- Deletes, in each state of TRIM with a bound, the tasks past it whose retention ends first (at
+-- most `limit`). Returns how many were deleted.
+local function trim_kept(limit)
+  local deleted = 0
+  for _, state in ipairs({ 'completed', 'dead', 'cancelled' }) do
+    local bound = TRIM[state] and keep_bounds()[state]
+    if bound then
+      local excess = redis.call('ZCARD', ZSET_OF[state]) - bound
+      if excess > 0 then
+        local popped = redis.call('ZPOPMIN', ZSET_OF[state], math.min(excess, limit))
+        local ids = {}
+        for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
+        delete_tasks(ids)
+        deleted = deleted + #ids
+      end
+    end
+  end
+  TRIM = {}
+  return deleted
 end
 
 local function count_stats(processed, failed)
@@ -472,8 +513,10 @@ local function ack_batch(o)
       if ARGV[first + (i - 1) * 6 + 1] ~= 'complete' then recorded[#recorded + 1] = ids[i] end
     end
     local previous = #recorded > 0 and redis.call('HMGET', K_ATTEMPTS, unpack(recorded)) or {}
-    local records, attempts, results, completed = {}, {}, {}, {}
+    local records, attempts, results, completed, gone = {}, {}, {}, {}, {}
     local completed_until = string.format('%d', NOW + retention.completed)
+    -- A queue that keeps no completed task: its completions are deleted, not written.
+    local keep_none = keep_bounds().completed == 0
     local r = 0
     for _, i in ipairs(live) do
       local base = first + (i - 1) * 6
@@ -484,7 +527,7 @@ local function ack_batch(o)
       local finished = kind == 'complete' and (string.match(attempt, '^%d+$') or NOW_S)
       if finished then
         processed = processed + 1
-        if data ~= '' then
+        if data ~= '' and not keep_none then
           results[#results + 1] = id
           results[#results + 1] = data
         end
@@ -495,8 +538,13 @@ local function ack_batch(o)
       end
       local lease = held[i]
       local plain_type = finished and type(lease) == 'string' and plain_running_type(lease)
-      if plain_type then
+      if finished and keep_none then
+        gone[#gone + 1] = id
+        local m = not plain_type and (type(lease) == 'table' and lease or cjson.decode(metas[i]))
+        announce_finished(id, 'completed', plain_type or m.t)
+      elseif plain_type then
         -- The common case, as text: completed, finished then, kept for the default retention.
+        TRIM.completed = true
         records[#records + 1] = id
         records[#records + 1] = '{"s":"completed","f":' .. finished .. ',' .. lease
         completed[#completed + 1] = completed_until
@@ -545,6 +593,7 @@ local function ack_batch(o)
     if #attempts > 0 then redis.call('HSET', K_ATTEMPTS, unpack(attempts)) end
     if #results > 0 then redis.call('HSET', K_RESULT, unpack(results)) end
     if #completed > 0 then redis.call('ZADD', K_COMPLETED, unpack(completed)) end
+    if #gone > 0 then delete_tasks(gone) end
     redis.call('ZREM', K_RUNNING, unpack(ended_ids))
   end
   count_stats(processed, failed)

@@ -5,6 +5,7 @@
 -- The acks' events are published before the claim runs: a script that fails halfway keeps what
 -- it wrote, so were the claim to fail, the finished tasks would still be announced.
 local acked = ack_batch(3)
+trim_kept(TRIM_LIMIT)
 publish_finished()
 publish_lifecycle()
 local claimed = claim_batch(7 + 6 * tonumber(ARGV[4]))

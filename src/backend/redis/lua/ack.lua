@@ -10,6 +10,7 @@
 -- Every read and write is batched: one HMGET per hash for the whole batch, one HSET/ZADD per
 -- structure written, one PUBLISH of all finished events.
 local out = ack_batch(3)
+trim_kept(TRIM_LIMIT)
 publish_finished()
 publish_lifecycle()
 return out

@@ -19,4 +19,5 @@ for _, id in ipairs(ids) do
     unlink(id, state)
   end
 end
+trim_kept(TRIM_LIMIT)
 return { done, #ids }

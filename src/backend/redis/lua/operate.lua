@@ -3,4 +3,6 @@
 -- Returns 'ok', 'requested' (cancel of a running task), 'missing' or 'invalid:<state>'.
 local m = get_meta(ARGV[5])
 if not m then return 'missing' end
-return OPERATIONS[ARGV[4]](ARGV[5], m, { dead = tonumber(ARGV[6]), cancelled = tonumber(ARGV[7]) })
+local reply = OPERATIONS[ARGV[4]](ARGV[5], m, { dead = tonumber(ARGV[6]), cancelled = tonumber(ARGV[7]) })
+trim_kept(TRIM_LIMIT)
+return reply

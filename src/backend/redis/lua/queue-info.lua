@@ -1,6 +1,7 @@
 -- Counts per state, paused flag, totals and the enqueue time of the oldest queued task.
 -- Returns { queued, scheduled, running, retrying, completed, dead, cancelled, paused,
---           processed, failed, oldest enqueued at (-1: none), now }.
+--           processed, failed, oldest enqueued at (-1: none), now, keep completed, keep dead,
+--           keep cancelled (-1: no bound) }.
 local oldest = -1
 local oldest_id = redis.call('LINDEX', K_QUEUED, -1)
 if oldest_id then
@@ -8,9 +9,11 @@ if oldest_id then
   if m and m.e then oldest = m.e end
 end
 local totals = redis.call('HMGET', K_STATS, 'processed', 'failed')
+local keep = keep_bounds()
 return {
   redis.call('LLEN', K_QUEUED), redis.call('ZCARD', K_SCHEDULED), redis.call('ZCARD', K_RUNNING),
   redis.call('ZCARD', K_RETRYING), redis.call('ZCARD', K_COMPLETED), redis.call('ZCARD', K_DEAD),
   redis.call('ZCARD', K_CANCELLED), redis.call('EXISTS', K_PAUSED),
   tonumber(totals[1] or 0), tonumber(totals[2] or 0), oldest, NOW,
+  keep.completed or -1, keep.dead or -1, keep.cancelled or -1,
 }

@@ -33,5 +33,6 @@ for _, id in ipairs(ids) do
   end
 end
 count_stats(failed, failed)
+trim_kept(TRIM_LIMIT)
 publish_lifecycle()
 return #ids
