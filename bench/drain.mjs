@@ -7,6 +7,7 @@
 //
 //   npm run build && node bench/drain.mjs [--count 50000] [--rounds 3] [--cpu-prof file.cpuprofile]
 //   npm run build && node bench/drain.mjs --store [--batch 25]
+//   … [--keep-completed N]: the queue's bound on completed tasks (setQueueKeep; the benchmark's is 0)
 //
 // With --store there is no worker: the tasks are claimed and completed through the backend in
 // fixed batches, one call after the other, so Redis's CPU per task can be compared between two
@@ -30,6 +31,7 @@ const rounds = Number(option('rounds', '3'));
 const profileFile = option('cpu-prof', null);
 const storeOnly = args.includes('--store');
 const batch = Number(option('batch', '25'));
+const keepCompleted = option('keep-completed', null);
 
 const server = await RedisServer.start(process.env.REDIS_SERVER ?? 'redis-server');
 const admin = new Redis(server.url);
@@ -46,6 +48,7 @@ try {
     await admin.flushall();
     const producerBackend = await connect(server.url, { prefix: 'tl' });
     const client = new Client(producerBackend);
+    if (keepCompleted !== null) await producerBackend.setQueueKeep('bench', { completed: Number(keepCompleted) });
     const pad = 'x'.repeat(60);
     for (let i = 0; i < count; i += 1000) {
       const size = Math.min(1000, count - i);

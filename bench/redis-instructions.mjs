@@ -3,13 +3,14 @@
 // count for the same scripts on every run (±0.2 %), where CPU time on a shared 2-core box moves
 // ±15 % between runs. For comparing two versions of the Lua scripts (docs/performance.md).
 //
-//   npm run build && node bench/redis-instructions.mjs [--count 2000]
+//   npm run build && node bench/redis-instructions.mjs [--count 2000] [--keep-completed N]
 //
 // Starts its own redis-server under `valgrind --tool=callgrind` (Debian packages valgrind and
 // redis-server), enqueues the tasks, then runs what a busy worker with two lanes does: each call
 // acks one lane's 25 tasks and claims 25 more for it (Backend.ackAndClaim), so the running set
 // holds 25–50 tasks. Only that part is counted (callgrind_control zeroes the counters before it
-// and dumps them after). Prints instructions per task.
+// and dumps them after). Prints instructions per task. --keep-completed sets the queue's bound on
+// completed tasks first (setQueueKeep; the benchmark's setting is 0).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -21,6 +22,8 @@ import { connect, Client } from '../dist/index.js';
 const args = process.argv.slice(2);
 const countAt = args.indexOf('--count');
 const count = countAt >= 0 ? Number(args[countAt + 1]) : 2000;
+const option = (name) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : null);
+const keepCompleted = option('keep-completed');
 const BATCH = 25;
 
 const port = await new Promise((resolve, reject) => {
@@ -58,6 +61,7 @@ try {
   }
   const backend = await connect(url, { prefix: 'tl' });
   const client = new Client(backend);
+  if (keepCompleted !== null) await backend.setQueueKeep('bench', { completed: keepCompleted });
   const pad = 'x'.repeat(60);
   for (let i = 0; i < count; i += 1000) {
     const size = Math.min(1000, count - i);
@@ -85,7 +89,8 @@ try {
   const part = readdirSync(dir).find((f) => f.endsWith('.1'));
   const summary = /^summary: (\d+)/m.exec(readFileSync(join(dir, part), 'utf8'));
   if (!summary) throw new Error('no callgrind summary found');
-  console.log(`${Math.round(Number(summary[1]) / done).toLocaleString('en-US')} Redis instructions per processed task (${done} tasks, ack + claim of ${BATCH} per call, two lanes)`);
+  const setting = keepCompleted === null ? '' : `, the queue keeps ${keepCompleted} completed`;
+  console.log(`${Math.round(Number(summary[1]) / done).toLocaleString('en-US')} Redis instructions per processed task (${done} tasks, ack + claim of ${BATCH} per call, two lanes${setting})`);
 } finally {
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -5,7 +5,7 @@ export const SETTINGS = {
     prefix: 'tl',
     enqueue: 'client.enqueue(type, payload, { queue }) / client.enqueueMany([{ type, payload, options: { queue } }]), default options',
     worker: 'new Worker(backend, { concurrency, queues: [queue] }); other options default (lease 30 s, idleWait 30 s, forward + recover every 15 s in one round trip, heartbeat every 15 s)',
-    retention: 'completed tasks kept 24 h (the default; Taskline has no remove-on-complete)',
+    retention: "the queue keeps 0 completed and 1,000 dead tasks (backend.setQueueKeep(queue, { completed: 0, dead: 1000 }), as BullMQ's removeOnComplete/removeOnFail counts): a completed task is deleted at once",
   },
   bullmq: {
     prefix: 'bull',

@@ -1,6 +1,6 @@
 // Taskline adapter for the benchmark: one producer and one consumer shape shared with bullmq.mjs.
-// Everything is Taskline's defaults except the queue name and the worker's concurrency
-// (the settings are described in settings.mjs).
+// Everything is Taskline's defaults except the queue name, the worker's concurrency and the
+// queue's keep bounds, set to what BullMQ's worker is given (settings.mjs describes both).
 import { connect, Client, Worker } from '../dist/index.js';
 
 export const name = 'taskline';
@@ -26,6 +26,8 @@ export async function createProducer({ url, queue }) {
  */
 export async function createConsumer({ url, queue, concurrency, onStart, onCompleted, onError }) {
   const backend = await connect(url, { prefix: PREFIX });
+  // BullMQ's worker has removeOnComplete { count: 0 } and removeOnFail { count: 1000 }.
+  await backend.setQueueKeep(queue, { completed: 0, dead: 1000 });
   const worker = new Worker(backend, { concurrency, queues: [queue] });
   // An async handler, as BullMQ's processor is (and as most handlers are): a sync one is ~5 %
   // cheaper per task here, but the comparison is of the same handler.
