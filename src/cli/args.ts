@@ -20,6 +20,16 @@ export function wholeNumber(max = 1_000_000): (value: string) => number {
   };
 }
 
+/** A keep bound: a whole number of tasks, or `none` (no bound; kept as the text, commander drops a null). */
+export function keepBound(max: number): (value: string) => number | 'none' {
+  return (value) => {
+    if (value === 'none') return value;
+    const n = /^\d+$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n) || n > max) throw new InvalidArgumentError(`give a whole number of tasks from 0 to ${max}, or none (no bound).`);
+    return n;
+  };
+}
+
 export function duration(min = 0): (value: string) => number {
   return (value) => {
     try {

@@ -56,6 +56,7 @@ export function queueJson(queue: QueueInfo) {
   return {
     name: queue.name,
     paused: queue.paused,
+    keep: queue.keep,
     counts: {
       scheduled: queue.counts.scheduled ?? 0,
       queued: queue.counts.queued ?? 0,

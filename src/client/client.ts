@@ -30,7 +30,7 @@ const WAIT_SAFETY_CHECK_MS = 5_000;
 export class Client {
   private readonly maxPayloadBytes: number;
   private readonly defaults: EnqueueOptions;
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new Map<string, Set<(state?: FinalState) => void>>();
   private subscription: Promise<Unsubscribe> | null = null;
 
   constructor(readonly backend: Backend, options: ClientOptions = {}) {
@@ -125,6 +125,9 @@ export class Client {
       let checking = false;
       let recheck = false;
       let lastError: unknown = null;
+      // The final state a finished event announced: the task may be gone when read (its queue's
+      // keep bound deleted it at once).
+      let announced: FinalState | null = null;
       const finish = (fn: () => void) => {
         if (done) return;
         done = true;
@@ -133,7 +136,8 @@ export class Client {
         this.removeWaiter(id, check);
         fn();
       };
-      const check = () => {
+      const check = (state?: FinalState) => {
+        if (state) announced = state;
         if (checking) {
           recheck = true;
           return;
@@ -143,7 +147,7 @@ export class Client {
           .getTask(id)
           .then((task) => {
             checking = false;
-            if (task === null) return finish(() => reject(new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`)));
+            if (task === null) return finish(() => reject(goneError(id, announced)));
             if (task.state === 'completed') return finish(() => resolve(task.result as R));
             if (task.state === 'dead' || task.state === 'cancelled') return finish(() => reject(new TaskFailedError(id, task.state as 'dead' | 'cancelled', task.lastError)));
             if (recheck) {
@@ -159,7 +163,7 @@ export class Client {
           });
       };
       const timer = setTimeout(() => finish(() => reject(new TasklineError('TL_TIMEOUT', `task ${id} did not finish within ${timeout} ms`, lastError ? { cause: lastError } : {}))), timeout);
-      const safety = setInterval(check, WAIT_SAFETY_CHECK_MS);
+      const safety = setInterval(() => check(), WAIT_SAFETY_CHECK_MS);
       this.addWaiter(id, check);
       check();
     });
@@ -167,7 +171,7 @@ export class Client {
 
   private async ensureSubscribed(): Promise<void> {
     this.subscription ??= this.backend.subscribe((event: BackendEvent) => {
-      if (event.kind === 'finished') this.waiters.get(event.id)?.forEach((check) => check());
+      if (event.kind === 'finished') this.waiters.get(event.id)?.forEach((check) => check(event.state));
     });
     try {
       await this.subscription;
@@ -177,13 +181,13 @@ export class Client {
     }
   }
 
-  private addWaiter(id: string, check: () => void): void {
+  private addWaiter(id: string, check: (state?: FinalState) => void): void {
     let set = this.waiters.get(id);
     if (!set) this.waiters.set(id, (set = new Set()));
     set.add(check);
   }
 
-  private removeWaiter(id: string, check: () => void): void {
+  private removeWaiter(id: string, check: (state?: FinalState) => void): void {
     const set = this.waiters.get(id);
     set?.delete(check);
     if (set?.size === 0) this.waiters.delete(id);
@@ -195,6 +199,20 @@ export class Client {
     this.subscription = null;
     if (subscription) await (await subscription)();
   }
+}
+
+type FinalState = 'completed' | 'dead' | 'cancelled';
+
+/** Why waitFor found no task: none was there, or it finished and its queue kept none of that state. */
+function goneError(id: string, announced: FinalState | null): Error {
+  if (announced === 'completed') {
+    return new TasklineError(
+      'TL_TASK_NOT_FOUND',
+      `task ${id} completed, but its record is gone (its queue's keep bound on completed tasks deletes them: see setQueueKeep, taskline queue keep), so its result cannot be read`,
+    );
+  }
+  if (announced !== null) return new TaskFailedError(id, announced, null);
+  return new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
 }
 
 function conflictError(outcome: Extract<EnqueueOutcome, { ok: false }>): TasklineError {

@@ -40,6 +40,7 @@ export function queueView(queue: QueueInfo) {
   return {
     name: queue.name,
     paused: queue.paused,
+    keep: queue.keep,
     counts: queue.counts,
     size: Object.values(queue.counts).reduce((a, b) => a + b, 0),
     processed: queue.processed,

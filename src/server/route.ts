@@ -16,7 +16,7 @@ export interface RouteResponse {
 }
 
 export interface RouteSpec<P extends ZodTypeAny = ZodTypeAny, Q extends ZodTypeAny = ZodTypeAny, B extends ZodTypeAny = ZodTypeAny> {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Fastify path, e.g. `/api/v1/tasks/:id`. */
   url: string;
   summary: string;

@@ -1,5 +1,6 @@
 /** The API's zod schemas: request validation and the OpenAPI document come from these. */
 import { z } from 'zod';
+import { MAX_KEEP } from '../backend/contract.js';
 import { TASK_STATES } from '../core/task.js';
 
 const wholeMs = z.number().int().nonnegative();
@@ -79,9 +80,15 @@ export const CancelResult = z.object({ id: z.string(), status: z.enum(['cancelle
 
 export const QueueParams = z.object({ queue: z.string().min(1).max(100) }).strict();
 export const QueueStateParams = z.object({ queue: z.string().min(1).max(100), state: z.string() }).strict();
+/** How many finished tasks of a state the queue keeps at most; null: no bound. */
+const keepBound = z.number().int().nonnegative().max(MAX_KEEP).nullable();
+export const QueueKeepView = z.object({ completed: keepBound, dead: keepBound, cancelled: keepBound });
+/** The bounds to change: a state left out keeps its bound, null removes it. */
+export const QueueKeepBody = z.object({ completed: keepBound.optional(), dead: keepBound.optional(), cancelled: keepBound.optional() }).strict();
 export const QueueView = z.object({
   name: z.string(),
   paused: z.boolean(),
+  keep: QueueKeepView,
   counts: z.record(z.number().int()),
   size: z.number().int(),
   processed: z.number().int(),

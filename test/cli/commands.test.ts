@@ -155,12 +155,31 @@ export const resize = defineTask('img:resize', {
     const json = parseJson(await cli('--json', 'queue', 'ls'));
     expect(json.queues).toEqual([
       {
-        name: 'emails', paused: true, counts: { scheduled: 1, queued: 1, running: 0, retrying: 0, completed: 0, dead: 0, cancelled: 0 },
+        name: 'emails', paused: true, keep: { completed: null, dead: null, cancelled: null },
+        counts: { scheduled: 1, queued: 1, running: 0, retrying: 0, completed: 0, dead: 0, cancelled: 0 },
         processed: 0, failed: 0, latencyMs: expect.any(Number),
       },
     ]);
     expect((await cli('queue', 'resume', 'emails')).stdout).toBe('resumed queue emails\n');
     expect((await (await store.open()).getQueue('emails'))!.paused).toBe(false);
+  });
+
+  it('queue keep shows and sets the bounds on finished tasks; bad values are usage errors', async () => {
+    await cli('enqueue', 'q', '--queue', 'emails');
+    const set = await cli('queue', 'keep', 'emails', '--completed', '0', '--dead', '1000');
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toBe('queue emails keeps completed: at most 0, dead: at most 1000, cancelled: no bound\n');
+    expect(parseJson(await cli('--json', 'queue', 'keep', 'emails', '--dead', 'none'))).toEqual({ queue: 'emails', keep: { completed: 0, dead: null, cancelled: null } });
+    expect(parseJson(await cli('--json', 'queue', 'keep', 'emails'))).toEqual({ queue: 'emails', keep: { completed: 0, dead: null, cancelled: null } });
+    for (const bad of ['-1', '1.5', 'all', '2000000000']) {
+      const refused = await cli('queue', 'keep', 'emails', '--completed', bad);
+      expect(refused.code, bad).toBe(2);
+      expect(refused.stderr).toContain('give a whole number of tasks from 0 to 1000000000, or none (no bound)');
+    }
+    expect((await (await store.open()).getQueue('emails'))!.keep).toEqual({ completed: 0, dead: null, cancelled: null });
+    const unknown = await cli('queue', 'keep', 'nowhere');
+    expect(unknown.code).toBe(1);
+    expect(oneLine(unknown.stderr)).toMatch(/no queue "nowhere"/);
   });
 
   it('worker runs the handlers of a module; enqueue --wait sees results and failures; SIGTERM exits 0', async () => {

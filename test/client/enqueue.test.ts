@@ -143,6 +143,27 @@ describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
     const info = await client.enqueue('nobody', {});
     await expect(client.waitFor(info.id, { timeout: 100 })).rejects.toMatchObject({ code: 'TL_TIMEOUT' });
   });
+
+  it('waitFor says why a task its queue keeps none of is gone once it finished', async () => {
+    const { backend } = store;
+    await backend.setQueueKeep('default', { completed: 0, dead: 0 });
+    const ok = await client.enqueue('a', {});
+    const bad = await client.enqueue('a', {}, { maxRetries: 0 });
+    // Subscribed first: each wait's first read then goes out before the acks below, on the same
+    // connection (a first read after the ack would find no task, with no event heard yet).
+    await client.waitFor(ok.id, { timeout: 1 }).catch(() => undefined);
+    const waits = [client.waitFor(ok.id, { timeout: 5000 }).catch((e: unknown) => e), client.waitFor(bad.id, { timeout: 5000 }).catch((e: unknown) => e)];
+    const [claimed] = await backend.claim('w', [{ queue: 'default', count: 2 }], 30_000);
+    const attempt = (t: (typeof claimed.tasks)[number]) => ({ attempt: 1, startedAt: t.startedAt, finishedAt: Date.now(), outcome: 'completed' as const, error: null, stack: null, workerId: 'w' });
+    const [first, second] = claimed.tasks;
+    expect(await backend.ack([
+      { kind: 'complete', id: first.id, queue: 'default', token: first.token, result: '{"n":1}', attempt: attempt(first) },
+      { kind: 'dead', id: second.id, queue: 'default', token: second.token, error: 'boom', attempt: { ...attempt(second), outcome: 'failed', error: 'boom' } },
+    ])).toEqual(['ok', 'ok']);
+    const [completed, dead] = await Promise.all(waits);
+    expect(completed).toMatchObject({ code: 'TL_TASK_NOT_FOUND', message: expect.stringContaining(`task ${ok.id} completed, but its record is gone`) });
+    expect(dead).toMatchObject({ code: 'TL_TASK_FAILED', state: 'dead', taskId: bad.id });
+  });
 });
 
 describe('defineTask types', () => {

@@ -33,6 +33,24 @@ describe.each(STORES)('queues, schedules, workers, stats, health on %s', (_name,
     expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ counts: { queued: 0 } });
   });
 
+  it('queue keep bounds: read with the queue, changed in part, bad bounds refused with 400', async () => {
+    const patch = (url: string, payload: unknown) => api.app.inject({ method: 'PATCH', url, payload: payload as object });
+    await post('/api/v1/tasks', { type: 't', queue: 'mail' });
+    expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ keep: { completed: null, dead: null, cancelled: null } });
+    const set = await patch('/api/v1/queues/mail/keep', { completed: 0, dead: 500 });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json()).toEqual({ completed: 0, dead: 500, cancelled: null });
+    expect((await patch('/api/v1/queues/mail/keep', { dead: null })).json()).toEqual({ completed: 0, dead: null, cancelled: null });
+    expect((await get('/api/v1/queues')).json<{ queues: { name: string; keep: unknown }[] }>().queues.find((q) => q.name === 'mail')!.keep).toEqual({ completed: 0, dead: null, cancelled: null });
+    for (const bad of [{ completed: -1 }, { completed: 1.5 }, { completed: '5' }, { queued: 1 }, { dead: 2e9 }]) {
+      const refused = await patch('/api/v1/queues/mail/keep', bad);
+      expect(refused.statusCode, JSON.stringify(bad)).toBe(400);
+      expect(refused.json()).toMatchObject({ error: { code: 'TL_INVALID_REQUEST' } });
+    }
+    expect((await patch('/api/v1/queues/bad%20name/keep', { completed: 1 })).statusCode).toBe(400);
+    expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ keep: { completed: 0, dead: null, cancelled: null } });
+  });
+
   it('schedules: create, get, list, update, pause, resume, trigger, fires, backfill, preview, delete', async () => {
     const created = await post('/api/v1/schedules', { id: 'weekly-report', cron: '0 0 9 * * 1', timezone: 'Europe/Paris', task: { type: 'send_report', queue: 'reports' } });
     if (created.statusCode === 501) return; // this store has no schedules yet

@@ -40,6 +40,29 @@ describe.each(STORES)('task lifecycle on %s', (_name, openStore) => {
     expect(task!.finishedAt).toBeGreaterThanOrEqual(task!.startedAt!);
   });
 
+  it("keeps only as many finished tasks as the queue's bounds allow, with events and counts intact", async () => {
+    await store.backend.setQueueKeep('default', { completed: 0, dead: 2 });
+    const completed: string[] = [];
+    const failed: string[] = [];
+    startWorker({ concurrency: 8 }, (w) => {
+      w.handle('ok', async (p: { i: number }) => ({ doubled: p.i * 2 }));
+      w.handle('bad', async () => {
+        throw new PermanentError('no');
+      });
+      w.on('completed', (task) => completed.push(task.id));
+      w.on('failed', (task) => failed.push(task.id));
+    });
+    const ok = await client.enqueueMany(Array.from({ length: 40 }, (_, i) => ({ type: 'ok', payload: { i } })));
+    const bad = await client.enqueueMany(Array.from({ length: 5 }, () => ({ type: 'bad', payload: {} })));
+    await expect.poll(() => completed.length + failed.length, { timeout: 10_000 }).toBe(45);
+    expect(new Set(completed)).toEqual(new Set(ok.map((t) => t.id)));
+    for (const task of ok) expect(await client.getTask(task.id)).toBeNull();
+    const queue = await store.backend.getQueue('default');
+    expect(queue).toMatchObject({ counts: { completed: 0, dead: 2, running: 0, queued: 0 }, processed: 45, failed: 5 });
+    const kept = (await store.backend.listTasks('default', 'dead')).tasks.map((t) => t.id);
+    expect(kept.every((id) => bad.some((t) => t.id === id))).toBe(true);
+  });
+
   it('retries with backoff, records every attempt, and dies when retries run out', async () => {
     startWorker({ backoff: { type: 'fixed', delay: 20 } }, (w) =>
       w.handle('flaky', async (_p, ctx) => {

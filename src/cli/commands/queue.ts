@@ -1,6 +1,9 @@
-/** `taskline queue ls|pause|resume` */
+/** `taskline queue ls|pause|resume|keep` */
 import type { Command } from 'commander';
+import { KEPT_STATES, MAX_KEEP, type KeptState, type QueueKeep } from '../../backend/contract.js';
+import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
+import { keepBound } from '../args.js';
 import { UsageError } from '../errors.js';
 import { queueJson } from '../json.js';
 import { formatDuration } from '../output.js';
@@ -9,11 +12,11 @@ import { withContext } from '../run.js';
 export function registerQueueCommands(program: Command): void {
   const queue = program
     .command('queue')
-    .description('list, pause and resume queues')
+    .description('list, pause and resume queues; bound the finished tasks they keep')
     .usage('<subcommand> [options]')
     .argument('[subcommand]')
     .action((subcommand: string | undefined) => {
-      throw new UsageError(`queue ${subcommand === undefined ? 'needs a subcommand' : `has no subcommand ${JSON.stringify(subcommand)}`}: ls, pause or resume`);
+      throw new UsageError(`queue ${subcommand === undefined ? 'needs a subcommand' : `has no subcommand ${JSON.stringify(subcommand)}`}: ls, pause, resume or keep`);
     });
 
   queue
@@ -54,4 +57,29 @@ export function registerQueueCommands(program: Command): void {
         });
       });
   }
+
+  queue
+    .command('keep')
+    .description('show or set how many completed, dead and cancelled tasks a queue keeps at most (0: delete each as it finishes; none: no bound, only retention)')
+    .argument('<queue>', 'queue name')
+    .option('--completed <n|none>', 'most completed tasks kept', keepBound(MAX_KEEP))
+    .option('--dead <n|none>', 'most dead tasks kept', keepBound(MAX_KEEP))
+    .option('--cancelled <n|none>', 'most cancelled tasks kept', keepBound(MAX_KEEP))
+    .action(async (name: string, options: Partial<Record<KeptState, number | 'none'>>, command: Command) => {
+      validateQueueName(name);
+      await withContext(command, async (ctx) => {
+        const backend = await ctx.backend();
+        const given = KEPT_STATES.filter((state) => options[state] !== undefined);
+        const change = Object.fromEntries(given.map((state) => [state, options[state] === 'none' ? null : options[state]]));
+        let keep: QueueKeep;
+        if (Object.keys(change).length > 0) keep = await backend.setQueueKeep(name, change);
+        else {
+          const info = await backend.getQueue(name);
+          if (!info) throw new TasklineError('TL_NOT_FOUND', `no queue ${JSON.stringify(name)} (a queue appears when its first task is enqueued, or when its bounds are set)`);
+          keep = info.keep;
+        }
+        ctx.out.data({ queue: name, keep });
+        ctx.out.line(`queue ${name} keeps ${KEPT_STATES.map((state) => `${state}: ${keep[state] === null ? 'no bound' : `at most ${keep[state]}`}`).join(', ')}`);
+      });
+    });
 }

@@ -1,10 +1,10 @@
-/** Queues: list, one queue, its tasks by state (paginated), pause/resume, bulk run/delete. */
+/** Queues: list, one queue, its tasks by state (paginated), pause/resume, keep bounds, bulk run/delete. */
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
 import type { ServerContext } from '../context.js';
 import { queueView, taskStatus } from '../present.js';
 import { defineRoute, parseInput, type AnyRoute } from '../route.js';
-import { BulkResult, BulkState, Done, QueueList, QueueParams, QueueStateParams, QueueView, TaskList, TaskListQuery } from '../schemas.js';
+import { BulkResult, BulkState, Done, QueueKeepBody, QueueKeepView, QueueList, QueueParams, QueueStateParams, QueueView, TaskList, TaskListQuery } from '../schemas.js';
 
 const errors = {
   400: { description: 'invalid queue name, state or cursor' },
@@ -71,6 +71,19 @@ export function queueRoutes(ctx: ServerContext): AnyRoute[] {
         },
       }),
     ),
+    defineRoute({
+      method: 'PATCH',
+      url: '/api/v1/queues/:queue/keep',
+      summary:
+        'Bound how many completed, dead and cancelled tasks the queue keeps (0: delete each as it finishes; null: no bound, only retention); ' +
+        'a state left out keeps its bound. Returns the bounds now in force',
+      tag: 'queues',
+      access: 'admin',
+      params: QueueParams,
+      body: QueueKeepBody,
+      responses: { 200: { description: 'the bounds now in force', schema: QueueKeepView }, ...errors, 400: { description: 'invalid queue name or bound' } },
+      handler: async ({ params, body }) => ctx.backend.setQueueKeep(validateQueueName(params.queue), body),
+    }),
     ...(['run-all', 'delete-all', 'archive-all'] as const).map((action) =>
       defineRoute({
         method: 'POST',
