@@ -39,7 +39,7 @@ export function toApiEvent(event: BackendEvent, at: number): ApiEvent {
 
 export class EventHub {
   private readonly listeners = new Set<EventListener>();
-  private readonly finishWaiters = new Map<string, Set<() => void>>();
+  private readonly finishWaiters = new Map<string, Set<(state?: 'completed' | 'dead' | 'cancelled') => void>>();
   private unsubscribe: Unsubscribe | null = null;
 
   constructor(private readonly backend: Backend) {}
@@ -78,7 +78,7 @@ export class EventHub {
   }
 
   /** Calls `wake` when the task finishes (or the hub stops); returns a function that forgets it. */
-  onFinished(id: string, wake: () => void): () => void {
+  onFinished(id: string, wake: (state?: 'completed' | 'dead' | 'cancelled') => void): () => void {
     let set = this.finishWaiters.get(id);
     if (!set) this.finishWaiters.set(id, (set = new Set()));
     set.add(wake);
@@ -91,7 +91,7 @@ export class EventHub {
   private onBackendEvent(event: BackendEvent): void {
     if (event.kind === 'finished') {
       const waiters = this.finishWaiters.get(event.id);
-      if (waiters) for (const wake of [...waiters]) wake();
+      if (waiters) for (const wake of [...waiters]) wake(event.state);
     }
     this.publish(toApiEvent(event, Date.now()));
   }

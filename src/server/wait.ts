@@ -3,6 +3,7 @@
  * by the store's finished notifications (like Client.waitFor). The waiter is registered before
  * the first read, so a task finishing in between is not missed; the task is read again every
  * RECHECK_MS in case a notification was lost (a reconnect); the wait ends when the client goes.
+ * A task its queue keeps none of is gone once it finished: the notification says how it ended.
  */
 import type { Backend } from '../backend/contract.js';
 import { isFinished, type TaskRecord } from '../core/task.js';
@@ -10,12 +11,20 @@ import type { EventHub } from './events.js';
 
 const RECHECK_MS = 5_000;
 
-export async function waitForTask(backend: Backend, hub: EventHub, id: string, waitMs: number, abort: AbortSignal): Promise<TaskRecord | null> {
+/** The task when the wait ended; null, with the final state a notification announced if one did, when it is gone. */
+export interface WaitResult {
+  task: TaskRecord | null;
+  finishedAs: 'completed' | 'dead' | 'cancelled' | null;
+}
+
+export async function waitForTask(backend: Backend, hub: EventHub, id: string, waitMs: number, abort: AbortSignal): Promise<WaitResult> {
   const deadline = Date.now() + waitMs;
   let notified = false;
+  let finishedAs: WaitResult['finishedAs'] = null;
   let wake: (() => void) | null = null;
-  const forget = hub.onFinished(id, () => {
+  const forget = hub.onFinished(id, (state) => {
     notified = true;
+    if (state) finishedAs = state;
     wake?.();
   });
   try {
@@ -39,7 +48,7 @@ export async function waitForTask(backend: Backend, hub: EventHub, id: string, w
       notified = false;
       task = await backend.getTask(id);
     }
-    return task;
+    return { task, finishedAs };
   } finally {
     forget();
   }

@@ -93,6 +93,24 @@ describe.each(STORES)('tasks API on %s', (_name, open) => {
     expect(res.json()).toMatchObject({ id, state: 'completed', result: { ok: 1 }, attempt: 1 });
   });
 
+  it('?wait= on a task its queue keeps none of says it finished, with 404', async () => {
+    await api.store.backend.setQueueKeep('default', { completed: 0 });
+    const id = (await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 't' } })).json<{ task_id: string }>().task_id;
+    const waiting = api.app.inject({ method: 'GET', url: `/api/v1/tasks/${id}?wait=20` });
+    // The wait registers for the notification and then reads the task, in one turn: once it is
+    // registered, its first read is on its way before the ack below (a read after the ack would
+    // find no task, and no notification yet to say why).
+    const waiters = (api.hub as unknown as { finishWaiters: Map<string, unknown> }).finishWaiters;
+    await expect.poll(() => waiters.has(id)).toBe(true);
+    const other = await api.store.reopen();
+    const [claim] = await other.claim('w', [{ queue: 'default', count: 1 }], 30_000);
+    const task = claim.tasks[0];
+    await other.ack([{ kind: 'complete', id, queue: 'default', token: task.token, result: '', attempt: { attempt: 1, startedAt: task.startedAt, finishedAt: task.startedAt + 1, outcome: 'completed', error: null, stack: null, workerId: 'w' } }]);
+    const res = await waiting;
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ error: { code: 'TL_TASK_NOT_FOUND', message: `task ${id} finished (completed), but its queue keeps no completed tasks (its keep bound), so it cannot be read` } });
+  });
+
   it('?wait= on an unfinished task answers its current state after the wait', async () => {
     const id = (await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 't' } })).json<{ task_id: string }>().task_id;
     const started = Date.now();

@@ -146,6 +146,13 @@ export function fireConformance(openStore: OpenStore): void {
       expect((await fireOne(backend, batch('s', [second], { overlap: 'cancelPrevious', previousTaskId: first.fireId })))[0].outcome).toBe('enqueued');
       expect(await backend.getTask(first.fireId)).toMatchObject({ state: 'cancelled' });
       expect(await listAll(backend, 'default', 'queued')).toEqual([second.fireId]);
+      // A queue that keeps no cancelled task deletes the one a later fire cancels.
+      await backend.setQueueKeep('default', { cancelled: 0 });
+      const third = enqueueFire('s', 3 * MINUTE);
+      expect((await fireOne(backend, batch('s', [third], { overlap: 'cancelPrevious', previousTaskId: second.fireId })))[0].outcome).toBe('enqueued');
+      expect(await backend.getTask(second.fireId)).toBeNull();
+      expect(await backend.getTask(first.fireId)).toBeNull();
+      expect(await listAll(backend, 'default', 'queued')).toEqual([third.fireId]);
     });
 
     it('cancelPrevious: asks a running previous task to stop and enqueues', async () => {

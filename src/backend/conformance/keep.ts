@@ -1,6 +1,6 @@
 /** Conformance: bounds on the finished tasks a queue keeps (setQueueKeep, DESIGN §2). */
 import { describe, expect, it } from 'vitest';
-import type { Backend } from '../contract.js';
+import type { Backend, BackendEvent } from '../contract.js';
 import {
   ackOk, claimTask, completeAck, createInStates, deadAck, enqueueOne, expectCode, LEASE_MS, listAll, retryAck, subscribeUntil, useStore,
   WORKER, type OpenStore,
@@ -50,6 +50,28 @@ export function keepConformance(openStore: OpenStore): void {
         await expectCode(backend.setQueueKeep('default', bad as never), 'TL_INVALID_ARGUMENT');
       }
       expect((await backend.getQueue('default'))!.keep).toEqual({ completed: 7, dead: null, cancelled: null });
+      await expectCode(backend.setQueueKeep('no spaces', { completed: 1 }), 'TL_INVALID_ARGUMENT');
+      expect(await backend.getQueue('no spaces')).toBeNull();
+    });
+
+    it('count tasks leaving a final state too: run again, deleted, archived', async () => {
+      const { backend } = store;
+      const [d1, d2] = await createInStates(backend, 'default', ['dead', 'dead']);
+      await backend.setQueueKeep('default', { dead: 2 });
+      // Two leave the dead letter (one run again, one deleted): two others may die and be kept.
+      await backend.runTask(d1);
+      await backend.deleteTask(d2);
+      // (Out of the way of the claims below, which take the oldest queued task.)
+      await backend.archiveTask(d1);
+      expect(await backend.getTask(d1)).toMatchObject({ state: 'dead' });
+      await backend.runTask(d1);
+      await backend.deleteTask(d1);
+      const [d3, d4] = await createInStates(backend, 'default', ['dead', 'dead']);
+      expect((await listAll(backend, 'default', 'dead')).sort()).toEqual([d3, d4].sort());
+      // A third death is one too many: the oldest goes.
+      const [d5] = await createInStates(backend, 'default', ['dead']);
+      expect((await listAll(backend, 'default', 'dead')).sort()).toEqual([d4, d5].sort());
+      expect(await backend.getTask(d3)).toBeNull();
     });
 
     it('keep the newest completed tasks up to the bound, deleting older ones as others complete', async () => {
@@ -87,6 +109,28 @@ export function keepConformance(openStore: OpenStore): void {
       // Nothing of them is left: their ids can be used again.
       expect(await enqueueOne(backend, 't', {}, { id: 'first' })).toBe('first');
       expect(await backend.getTask('first')).toMatchObject({ state: 'queued', attempt: 0, result: null, attempts: [] });
+    });
+
+    it('with 0, still tell a lifecycle subscriber of another instance every event with its type', async () => {
+      const { backend } = store;
+      const other = await store.reopen();
+      await other.setQueueKeep('default', { completed: 0, dead: 0 });
+      const events: BackendEvent[] = [];
+      const unsubscribe = await backend.subscribe((event) => events.push(event), { lifecycle: true });
+      try {
+        const ok = await enqueueOne(other, 'mail:send');
+        const bad = await enqueueOne(other, 'mail:bounce', {}, { maxRetries: 0 });
+        const [claimed] = await other.claim(WORKER, [{ queue: 'default', count: 2 }], LEASE_MS);
+        const [first, second] = claimed.tasks;
+        expect(await other.ack([completeAck(first), deadAck(second, 'gone')])).toEqual(['ok', 'ok']);
+        expect(await other.getTask(ok)).toBeNull();
+        expect(await other.getTask(bad)).toBeNull();
+        const typed = (id: string) => events.filter((e) => e.id === id).map((e) => [e.kind, 'type' in e ? e.type : null]);
+        await expect.poll(() => typed(ok), { timeout: 5000 }).toEqual([['enqueued', 'mail:send'], ['started', 'mail:send'], ['finished', 'mail:send']]);
+        await expect.poll(() => typed(bad), { timeout: 5000 }).toEqual([['enqueued', 'mail:bounce'], ['started', 'mail:bounce'], ['finished', 'mail:bounce']]);
+      } finally {
+        await unsubscribe();
+      }
     });
 
     it('with 0, delete completions that ride with a claim, and leave the claimed tasks alone', async () => {

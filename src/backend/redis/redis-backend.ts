@@ -1,6 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { TasklineError } from '../../core/errors.js';
 import { DEFAULT_BACKOFF } from '../../core/backoff.js';
+import { validateQueueName } from '../../core/options.js';
 import type { NewTask, TaskRecord, TaskState, TaskLogLine } from '../../core/task.js';
 import {
   DEFAULT_RETENTION, KEPT_STATES,
@@ -429,17 +430,22 @@ export class RedisBackend implements SchedulingBackend {
   }
 
   async setQueueKeep(queue: string, keep: Partial<QueueKeep>): Promise<QueueKeep> {
+    validateQueueName(queue);
     const bounds = validateQueueKeep(keep);
-    this.register([queue]);
     const key = this.keys.queueKey(queue, 'keep');
     const set = Object.entries(bounds).filter(([, n]) => n !== null);
     const cleared = Object.entries(bounds).filter(([, n]) => n === null).map(([state]) => state);
-    const multi = this.redis.multi();
+    // The queue is registered in the same transaction: its bounds never exist without it.
+    const multi = this.redis.multi().sadd(this.keys.queues, queue);
     if (set.length > 0) multi.hset(key, Object.fromEntries(set));
     if (cleared.length > 0) multi.hdel(key, ...cleared);
     multi.hmget(key, ...KEPT_STATES);
     const replies = await this.call(() => multi.exec());
-    const now = replies?.[replies.length - 1]?.[1] as (string | null)[];
+    if (!replies) throw new TasklineError('TL_STORE_UNAVAILABLE', `setting the keep bounds of queue ${queue}: the transaction was aborted`);
+    const failed = replies.find(([error]) => error);
+    if (failed) throw failed[0] as Error;
+    this.registered.add(queue);
+    const now = replies[replies.length - 1][1] as (string | null)[];
     return Object.fromEntries(KEPT_STATES.map((state, i) => [state, now[i] === null ? null : Number(now[i])])) as QueueKeep;
   }
 

@@ -29,6 +29,15 @@ function applyAck(t: Transition, ack: Ack): boolean {
   const held = [ack.id, ack.queue, ack.token] as const;
   switch (ack.kind) {
     case 'complete': {
+      if (t.keepBounds(ack.queue).completed === 0) {
+        // The queue keeps no completed task: deleted at once (the lease checked by the same statement).
+        const gone = t.get<{ type: string }>(`DELETE FROM tasks WHERE ${HELD} RETURNING type`, ...held);
+        if (!gone) return false;
+        t.run('DELETE FROM payloads WHERE id = ?', ack.id);
+        t.count(ack.queue, 1, 0);
+        t.emitFinished(ack.queue, ack.id, 'completed', gone.type);
+        return true;
+      }
       // A completed task finished when its completing attempt did (as on Redis, lua/ack.lua).
       const done = t.run(COMPLETE, 'completed', ack.attempt.finishedAt ?? t.now, t.now, DEFAULT_RETENTION.completed, ack.result, ack.result, attempt, ...held).changes > 0;
       if (done) {

@@ -36,7 +36,7 @@ export function claimTasks(t: Transition, workerId: string, requests: ClaimReque
     const tasks = rows.map((row, i) => {
       const token = `${tokenBase}.${i}`;
       t.run(START_ATTEMPT, t.now, workerId, expires, token, row.id);
-      t.emitLifecycle('started', queue, row.id, String(row.attempt + 1));
+      t.emitLifecycle('started', queue, row.id, String(row.attempt + 1), row.type);
       return decodeClaimed(queue, row, t.now, token, expires);
     });
     const more = t.get("SELECT 1 FROM tasks WHERE queue = ? AND state = 'queued' LIMIT 1", queue) !== undefined;

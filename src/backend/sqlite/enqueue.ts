@@ -38,7 +38,7 @@ export function enqueueTasks(t: Transition, tasks: NewTask[]): EnqueueOutcome[] 
     t.run('INSERT INTO payloads (id, body) VALUES (?, ?)', task.id, task.payload);
     // A scheduled task wakes workers too: they learn its due time and wait for it.
     t.wake(task.queue);
-    t.emitLifecycle('enqueued', task.queue, task.id, state);
+    t.emitLifecycle('enqueued', task.queue, task.id, state, task.type);
     return { ok: true, info: { id: task.id, type: task.type, queue: task.queue, state } };
   });
 }

@@ -57,10 +57,14 @@ const DAYS_KEPT = 90;
  */
 export function deleteExpiredTasks(t: Transition, queue: string, limit: number): number {
   let deleted = 0;
+  // Keep bounds: a queue never used has none (and is not registered by looking).
+  const known = t.get('SELECT 1 FROM queues WHERE name = ?', queue) !== undefined;
+  // Counted afresh at each pass: a count kept by the transitions cannot drift for long.
+  if (known) t.recountKept(queue);
   for (const state of ['completed', 'dead', 'cancelled'] as const) {
     const ids = t.all<{ id: string }>('SELECT id FROM tasks WHERE queue = ? AND state = ? AND sort_key <= ? ORDER BY sort_key LIMIT ?', queue, state, t.now, limit);
-    for (const { id } of ids) deleteTaskRows(t, id);
-    deleted += ids.length + trimKept(t, queue, state, limit);
+    for (const { id } of ids) deleteTaskRows(t, id, queue, state);
+    deleted += ids.length + (known ? trimKept(t, queue, state, limit) : 0);
   }
   t.run("DELETE FROM stats WHERE queue = ? AND period = 'minute' AND number < ?", queue, Math.floor(t.now / 60_000) - MINUTES_KEPT);
   t.run("DELETE FROM stats WHERE queue = ? AND period = 'day' AND number < ?", queue, Math.floor(t.now / 86_400_000) - DAYS_KEPT);

@@ -34,13 +34,13 @@ interface EventRow {
   queue: string;
   task_id: string;
   state: string | null;
-  /** Joined from tasks, for lifecycle subscribers only. */
+  /** Written with the event (joined from tasks for events older than migration 0003); lifecycle subscribers only. */
   type?: string | null;
 }
 
 /** Without a lifecycle subscriber only these rows are read (workers never see lifecycle rows). */
 const READ_PLAIN = "SELECT id, kind, queue, task_id, state FROM events WHERE id > ? AND kind IN ('finished', 'cancel-requested') ORDER BY id";
-const READ_ALL = 'SELECT e.id, e.kind, e.queue, e.task_id, e.state, t.type FROM events e LEFT JOIN tasks t ON t.id = e.task_id WHERE e.id > ? ORDER BY e.id';
+const READ_ALL = 'SELECT e.id, e.kind, e.queue, e.task_id, e.state, COALESCE(e.type, t.type) AS type FROM events e LEFT JOIN tasks t ON t.id = e.task_id WHERE e.id > ? ORDER BY e.id';
 
 export interface NotifierOptions {
   /** The WAL file to watch for commits of other processes; null: poll only. */

@@ -26,6 +26,7 @@ const OPERATIONS: Record<Action, (t: Transition, task: OperatedRow) => Outcome> 
     if (task.state === 'dead' || task.state === 'cancelled') {
       // A fresh start: all its retries again.
       t.run('UPDATE tasks SET attempt = 0, finished_at = NULL, cancel_requested = 0 WHERE id = ?', task.id);
+      t.countKept(task.queue, task.state, -1);
     }
     queueTask(t, task.id, task.queue);
     return 'ok';
@@ -37,7 +38,7 @@ const OPERATIONS: Record<Action, (t: Transition, task: OperatedRow) => Outcome> 
   },
   delete(t, task) {
     if (task.state === 'running') return { invalid: task.state };
-    deleteTaskRows(t, task.id);
+    deleteTaskRows(t, task.id, task.queue, task.state);
     return 'ok';
   },
   cancel(t, task) {

@@ -11,6 +11,7 @@
  */
 import type Database from 'better-sqlite3';
 import { TasklineError } from '../../core/errors.js';
+import { validateQueueName } from '../../core/options.js';
 import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
 import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import type {
@@ -217,6 +218,7 @@ export class SqliteBackend implements SchedulingBackend {
   }
 
   async setQueueKeep(queue: string, keep: Partial<QueueKeep>): Promise<QueueKeep> {
+    validateQueueName(queue);
     const bounds = validateQueueKeep(keep);
     return this.write((t) => t.setKeepBounds(queue, bounds));
   }

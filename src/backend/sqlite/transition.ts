@@ -6,7 +6,7 @@
  * were written.
  */
 import type Database from 'better-sqlite3';
-import type { KeptState, QueueKeep } from '../contract.js';
+import { KEPT_STATES, type KeptState, type QueueKeep } from '../contract.js';
 import type { StatementCache } from './database.js';
 
 interface QueueState {
@@ -37,6 +37,8 @@ export class Transition {
   private readonly counted = new Map<string, { processed: number; failed: number }>();
   /** Final states each queue moved tasks to: trimmed to the queue's keep bounds in flush(). */
   private readonly finishedIn = new Map<string, Set<KeptState>>();
+  /** Changes to kept_counts not written yet, by queue then state (see countKept). */
+  private readonly keptDeltas = new Map<string, Map<KeptState, number>>();
   private pruneEvents = false;
 
   constructor(private readonly statements: StatementCache, readonly now: number) {}
@@ -104,7 +106,43 @@ export class Transition {
     const state = this.queueState(queue);
     state.keep = { ...state.keep, ...bounds };
     this.run('UPDATE queues SET keep_completed = ?, keep_dead = ?, keep_cancelled = ? WHERE name = ?', state.keep.completed, state.keep.dead, state.keep.cancelled, queue);
+    this.recountKept(queue);
     return state.keep;
+  }
+
+  /**
+   * Counts afresh the tasks of the queue's states whose bound is above 0 (they are not counted
+   * while a state has another bound), dropping the counts of the others.
+   */
+  recountKept(queue: string): void {
+    const { keep } = this.queueState(queue);
+    this.keptDeltas.delete(queue);
+    this.run('DELETE FROM kept_counts WHERE queue = ?', queue);
+    for (const state of KEPT_STATES) {
+      const bound = keep[state];
+      if (bound === null || bound === 0) continue;
+      this.run('INSERT INTO kept_counts (queue, state, n) SELECT ?, ?, COUNT(*) FROM tasks WHERE queue = ? AND state = ?', queue, state, queue, state);
+    }
+  }
+
+  /**
+   * A task of the queue entered (+1) or left (-1) `state`: counted when the state is final and its
+   * bound is above 0. Every move into a final state goes through emitFinished, every move out
+   * through here (a run again, a deletion); written at flush().
+   */
+  countKept(queue: string, state: string, delta: number): void {
+    if (state !== 'completed' && state !== 'dead' && state !== 'cancelled') return;
+    const bound = this.queueState(queue).keep[state];
+    if (bound === null || bound === 0) return;
+    let deltas = this.keptDeltas.get(queue);
+    if (!deltas) this.keptDeltas.set(queue, (deltas = new Map()));
+    deltas.set(state, (deltas.get(state) ?? 0) + delta);
+  }
+
+  /** How many tasks of the queue are in `state`, as counted (a bound above 0 only). */
+  keptCount(queue: string, state: KeptState): number {
+    const stored = this.get<{ n: number }>('SELECT n FROM kept_counts WHERE queue = ? AND state = ?', queue, state)?.n ?? 0;
+    return stored + (this.keptDeltas.get(queue)?.get(state) ?? 0);
   }
 
   /** Wakes the workers waiting on this queue (in every process) once the transaction commits. */
@@ -136,27 +174,35 @@ export class Transition {
   }
 
   /** Announces a task's move to a final state; the state is trimmed to its keep bound at flush(). */
-  emitFinished(queue: string, id: string, state: KeptState): void {
+  emitFinished(queue: string, id: string, state: KeptState, type: string | null = null): void {
     let states = this.finishedIn.get(queue);
     if (!states) this.finishedIn.set(queue, (states = new Set()));
     states.add(state);
-    this.emit('finished', queue, id, state);
+    this.countKept(queue, state, 1);
+    this.emit('finished', queue, id, state, type);
   }
 
   emitCancelRequested(queue: string, id: string): void {
-    this.emit('cancel-requested', queue, id, null);
+    this.emit('cancel-requested', queue, id, null, null);
   }
 
   /**
    * A lifecycle event for the task center (notifier.ts): `detail` is the new state (enqueued),
    * the attempt (started) or `attempt,due` (retrying); the type is joined in when read.
    */
-  emitLifecycle(kind: 'enqueued' | 'started' | 'retrying', queue: string, id: string, detail: string): void {
-    this.emit(kind, queue, id, detail);
+  emitLifecycle(kind: 'enqueued' | 'started' | 'retrying', queue: string, id: string, detail: string, type: string | null = null): void {
+    this.emit(kind, queue, id, detail, type);
   }
 
-  private emit(kind: string, queue: string, id: string, state: string | null): void {
-    const { lastInsertRowid } = this.run('INSERT INTO events (at, kind, queue, task_id, state) VALUES (?, ?, ?, ?, ?)', this.now, kind, queue, id, state);
+  /**
+   * Writes an event with the task's type (given, or read from the task row, which is there until
+   * the transaction's end): a subscriber may read it after the task was deleted (a keep bound).
+   */
+  private emit(kind: string, queue: string, id: string, state: string | null, type: string | null): void {
+    const { lastInsertRowid } =
+      type === null
+        ? this.run('INSERT INTO events (at, kind, queue, task_id, state, type) VALUES (?, ?, ?, ?, ?, (SELECT type FROM tasks WHERE id = ?))', this.now, kind, queue, id, state, id)
+        : this.run('INSERT INTO events (at, kind, queue, task_id, state, type) VALUES (?, ?, ?, ?, ?, ?)', this.now, kind, queue, id, state, type);
     this.events += 1;
     if (Number(lastInsertRowid) % EVENT_PRUNE_EVERY === 0) this.pruneEvents = true;
   }
@@ -166,6 +212,12 @@ export class Transition {
     for (const [queue, states] of this.finishedIn) {
       for (const state of states) trimKept(this, queue, state, TRIM_LIMIT);
     }
+    for (const [queue, deltas] of this.keptDeltas) {
+      for (const [state, delta] of deltas) {
+        if (delta !== 0) this.run('UPDATE kept_counts SET n = n + ? WHERE queue = ? AND state = ?', delta, queue, state);
+      }
+    }
+    this.keptDeltas.clear();
     for (const [name, q] of this.queues) {
       if (!q.dirty) continue;
       this.run(
@@ -195,14 +247,19 @@ export class Transition {
 export function trimKept(t: Transition, queue: string, state: KeptState, limit: number): number {
   const bound = t.keepBounds(queue)[state];
   if (bound === null) return 0;
-  const ids = t.all<{ id: string }>('SELECT id FROM tasks WHERE queue = ? AND state = ? ORDER BY sort_key DESC, id DESC LIMIT ? OFFSET ?', queue, state, limit, bound);
-  for (const { id } of ids) deleteTaskRows(t, id);
+  // A bound of 0 keeps none (no count is kept for it); another is compared with the count.
+  const excess = bound === 0 ? limit : t.keptCount(queue, state) - bound;
+  if (excess <= 0) return 0;
+  const ids = t.all<{ id: string }>('SELECT id FROM tasks WHERE queue = ? AND state = ? ORDER BY sort_key LIMIT ?', queue, state, Math.min(excess, limit));
+  for (const { id } of ids) deleteTaskRows(t, id, queue, state);
   return ids.length;
 }
 
-export function deleteTaskRows(t: Transition, id: string): void {
+/** Deletes a task of `queue` in `state` (as the caller read it). */
+export function deleteTaskRows(t: Transition, id: string, queue: string, state: string): void {
   t.run('DELETE FROM tasks WHERE id = ?', id);
   t.run('DELETE FROM payloads WHERE id = ?', id);
+  t.countKept(queue, state, -1);
 }
 
 /** Deletes events older than EVENT_RETENTION_MS. Cost: the rows deleted. */

@@ -115,17 +115,21 @@ export function taskRoutes(ctx: ServerContext): AnyRoute[] {
       handler: async ({ params, query, request }) => {
         const id = validateTaskId(params.id);
         let task;
+        let finishedAs = null;
         if (query.wait !== undefined && query.wait > 0) {
           const gone = new AbortController();
           const onClose = () => gone.abort();
           request.raw.once('close', onClose);
           try {
-            task = await waitForTask(ctx.backend, ctx.hub, id, query.wait * 1000, gone.signal);
+            ({ task, finishedAs } = await waitForTask(ctx.backend, ctx.hub, id, query.wait * 1000, gone.signal));
           } finally {
             request.raw.off('close', onClose);
           }
         } else {
           task = await ctx.backend.getTask(id);
+        }
+        if (!task && finishedAs) {
+          throw new TasklineError('TL_TASK_NOT_FOUND', `task ${id} finished (${finishedAs}), but its queue keeps no ${finishedAs} tasks (its keep bound), so it cannot be read`);
         }
         if (!task) throw notFound(id);
         return taskStatus(task);

@@ -539,6 +539,8 @@ local function ack_batch(o)
       local lease = held[i]
       local plain_type = finished and type(lease) == 'string' and plain_running_type(lease)
       if finished and keep_none then
+        -- Tasks completed before the bound was 0 go too (trim_kept), as at any other completion.
+        TRIM.completed = true
         gone[#gone + 1] = id
         local m = not plain_type and (type(lease) == 'table' and lease or cjson.decode(metas[i]))
         announce_finished(id, 'completed', plain_type or m.t)

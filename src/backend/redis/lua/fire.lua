@@ -77,5 +77,7 @@ if excess > 0 then
   redis.call('ZREMRANGEBYRANK', K_HISTORY, 0, excess - 1)
   redis.call('HSET', K_FIRE_FLOOR, schedule, old[#old])
 end
+-- A task cancelled by cancelPrevious counts against the queue's keep bound on cancelled tasks.
+trim_kept(TRIM_LIMIT)
 publish_lifecycle()
 return out
