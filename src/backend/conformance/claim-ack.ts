@@ -316,6 +316,36 @@ export function claimAckConformance(openStore: OpenStore): void {
       expect(await backend.ack([])).toEqual([]);
     });
 
+    it('mixes completions without a result (of several leases) with other acks, each result in its place', async () => {
+      const { backend } = store;
+      const ids = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => enqueueOne(backend, 't', { i })));
+      // Two claims: two lease tokens.
+      const [first] = await backend.claim(WORKER, [{ queue: 'default', count: 3 }], LEASE_MS);
+      const [second] = await backend.claim(WORKER, [{ queue: 'default', count: 3 }], LEASE_MS);
+      const [a, b, c] = first.tasks;
+      const [d, e, f] = second.tasks;
+      const bare = (task: ClaimedTask) => ({ ...completeAck(task), result: '' });
+      const results = await backend.ack([
+        bare(d), // second lease
+        completeAck(a, { kept: 'A' }), // a result: sent in full
+        bare(b), // first lease
+        { ...bare(e), token: 'stale-token' }, // stale
+        retryAck(c, 'again', 1000),
+        bare(f),
+        bare(b), // the same attempt twice: the second is stale
+      ]);
+      expect(results).toEqual(['ok', 'ok', 'ok', 'stale', 'ok', 'ok', 'stale']);
+      expect(await backend.getTask(a.id)).toMatchObject({ state: 'completed', result: { kept: 'A' } });
+      for (const task of [b, d, f]) expect(await backend.getTask(task.id)).toMatchObject({ state: 'completed', result: null, attempt: 1 });
+      expect((await backend.getTask(c.id))!.state).toBe('retrying');
+      expect((await backend.getTask(e.id))!.state).toBe('running');
+      expect(new Set([...first.tasks, ...second.tasks].map((t) => t.id))).toEqual(new Set(ids));
+      // And riding with a claim: the claim's reply follows the acks' results.
+      const reply = await backend.ackAndClaim([bare(e)], WORKER, [{ queue: 'default', count: 5 }], LEASE_MS);
+      expect(reply.acks).toEqual(['ok']);
+      expect(reply.claims[0].tasks.map((t) => t.id)).toEqual([]);
+    });
+
     it('records every attempt through retries into the dead letter', async () => {
       const { backend } = store;
       const id = await enqueueOne(backend, 't', {}, { maxRetries: 2 });

@@ -246,18 +246,20 @@ export class RedisBackend implements SchedulingBackend {
     const parts: { acks: number[]; claim: ClaimRequest | null }[] = [];
     for (const request of requests) {
       const first = ackChunks.findIndex(([queue]) => queue === request.queue);
-      const indexes = first >= 0 ? ackChunks.splice(first, 1)[0][1] : [];
       const claimArgs = [request.count, workerId, leaseMs, FORWARD_LIMIT];
-      calls.push(
-        indexes.length > 0
-          ? this.scriptCall('ack-claim', request.queue, [...ackArgs(acks, indexes), ...claimArgs])
-          : this.scriptCall('claim', request.queue, claimArgs),
-      );
-      parts.push({ acks: indexes, claim: request });
+      if (first < 0) {
+        calls.push(this.scriptCall('claim', request.queue, claimArgs));
+        parts.push({ acks: [], claim: request });
+        continue;
+      }
+      const { args, order } = ackArgs(acks, ackChunks.splice(first, 1)[0][1]);
+      calls.push(this.scriptCall('ack-claim', request.queue, [...args, ...claimArgs]));
+      parts.push({ acks: order, claim: request });
     }
     for (const [queue, indexes] of ackChunks) {
-      calls.push(this.scriptCall('ack', queue, ackArgs(acks, indexes)));
-      parts.push({ acks: indexes, claim: null });
+      const { args, order } = ackArgs(acks, indexes);
+      calls.push(this.scriptCall('ack', queue, args));
+      parts.push({ acks: order, claim: null });
     }
     const replies = (await this.call(() => this.scripts.runMany(this.redis, calls))) as (string | number)[][];
     const ackResults = new Array<AckResult>(acks.length);
@@ -694,10 +696,25 @@ const SCRIPT_BATCH = 1000;
 /** Tasks per enqueue script call (see enqueueNow). */
 const ENQUEUE_CALL = 250;
 
-/** ack.lua's arguments for some of `acks` (all of one queue). */
-function ackArgs(acks: Ack[], indexes: number[]): (string | number)[] {
-  const args: (string | number)[] = [indexes.length, DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled];
+/**
+ * ack.lua's arguments for some of `acks` (all of one queue), and the order of its results (the
+ * indexes into `acks`). A completion without a result — what a busy worker sends most — goes
+ * short, 2 arguments instead of 6, grouped with the others of its lease token (a claim's tasks
+ * share one); the other acks go in full first.
+ */
+function ackArgs(acks: Ack[], indexes: number[]): { args: (string | number)[]; order: number[] } {
+  const full: number[] = [];
+  const short = new Map<string, number[]>();
   for (const index of indexes) {
+    const ack = acks[index];
+    if (ack.kind === 'complete' && ack.result === '') {
+      const group = short.get(ack.token);
+      if (group) group.push(index);
+      else short.set(ack.token, [index]);
+    } else full.push(index);
+  }
+  const args: (string | number)[] = [full.length, DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled];
+  for (const index of full) {
     const ack = acks[index];
     let kind: string = ack.kind;
     let data = '';
@@ -709,9 +726,23 @@ function ackArgs(acks: Ack[], indexes: number[]): (string | number)[] {
       delay = ack.delay;
     } else if (ack.kind === 'dead' || ack.kind === 'cancelled') data = ack.error;
     // A completing attempt is not stored, only its finish time: the record says the rest (lua/ack.lua).
-    args.push(kind, ack.id, ack.token, data, delay, ack.kind === 'complete' ? (ack.attempt.finishedAt === null ? '' : Math.round(ack.attempt.finishedAt)) : encodeAttempt(ack.attempt));
+    args.push(kind, ack.id, ack.token, data, delay, ack.kind === 'complete' ? finishTime(ack.attempt) : encodeAttempt(ack.attempt));
   }
-  return args;
+  args.push(short.size);
+  const order = full;
+  for (const [token, group] of short) {
+    args.push(token, group.length);
+    for (const index of group) {
+      args.push(acks[index].id, finishTime(acks[index].attempt));
+      order.push(index);
+    }
+  }
+  return { args, order };
+}
+
+/** A completing attempt's finish time as ack.lua takes it ('' for the store's time). */
+function finishTime(attempt: Ack['attempt']): number | '' {
+  return attempt.finishedAt === null ? '' : Math.round(attempt.finishedAt);
 }
 
 /** claim.lua's reply, starting at `start` of `reply`. */

@@ -482,25 +482,42 @@ local function claim_batch(o)
   return out
 end
 
--- ack.lua's work, its arguments from ARGV[o + 1] (count, three retentions, then 6 per ack);
--- returns its reply. The caller publishes the finished and lifecycle lines.
+-- ack.lua's work, its arguments from ARGV[o + 1] (see ack.lua); returns its reply, and the
+-- offset of the arguments that follow the acks (as `o` is of the acks'). The caller publishes
+-- the finished and lifecycle lines.
 local function ack_batch(o)
-  local count = tonumber(ARGV[o + 1])
+  local full = tonumber(ARGV[o + 1])
   local retention = { completed = tonumber(ARGV[o + 2]), dead = tonumber(ARGV[o + 3]), cancelled = tonumber(ARGV[o + 4]) }
-  -- The first ack's fields follow the retentions.
-  local first = o + 4
+  -- Each ack's fields, read once: the full acks' 6 each, then the short completions, sent in
+  -- groups of one lease token (token, m, then m times id and finish time).
+  local kinds, ids, tokens, datas, delays, attempts_in = {}, {}, {}, {}, {}, {}
+  local at = o + 5
+  for i = 1, full do
+    kinds[i], ids[i], tokens[i], datas[i], delays[i], attempts_in[i] = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[at + 4], ARGV[at + 5]
+    at = at + 6
+  end
+  local count = full
+  local groups = tonumber(ARGV[at])
+  at = at + 1
+  for _ = 1, groups do
+    local token, m = ARGV[at], tonumber(ARGV[at + 1])
+    at = at + 2
+    for _ = 1, m do
+      count = count + 1
+      kinds[count], ids[count], tokens[count], datas[count], attempts_in[count] = 'complete', ARGV[at], token, '', ARGV[at + 1]
+      at = at + 2
+    end
+  end
   FINISHED_BATCH = {}
   local out = {}
   local processed, failed = 0, 0
-  local ids = {}
-  for i = 1, count do ids[i] = ARGV[first + (i - 1) * 6 + 2] end
   -- The record is the lease: it is running with the ack's token, or the ack is stale.
   local metas = redis.call('HMGET', K_META, unpack(ids))
   -- `ended` makes a second ack of the same id in the batch stale, as a per-ack check would.
   local ended, ended_ids, live, held = {}, {}, {}, {}
   for i = 1, count do
     local id = ids[i]
-    local lease = not ended[id] and held_with(metas[i], ARGV[first + (i - 1) * 6 + 3])
+    local lease = not ended[id] and held_with(metas[i], tokens[i])
     if lease then
       ended[id] = true
       ended_ids[#ended_ids + 1] = id
@@ -514,7 +531,7 @@ local function ack_batch(o)
     -- Attempt records to append, read in one HMGET (completions send none).
     local recorded = {}
     for _, i in ipairs(live) do
-      if ARGV[first + (i - 1) * 6 + 1] ~= 'complete' then recorded[#recorded + 1] = ids[i] end
+      if kinds[i] ~= 'complete' then recorded[#recorded + 1] = ids[i] end
     end
     local previous = #recorded > 0 and redis.call('HMGET', K_ATTEMPTS, unpack(recorded)) or {}
     local records, attempts, results, completed, gone = {}, {}, {}, {}, {}
@@ -523,10 +540,9 @@ local function ack_batch(o)
     local keep_none = keep_bounds().completed == 0
     local r = 0
     for _, i in ipairs(live) do
-      local base = first + (i - 1) * 6
-      local kind, id, data = ARGV[base + 1], ids[i], ARGV[base + 4]
+      local kind, id, data = kinds[i], ids[i], datas[i]
       out[i] = 1
-      local attempt = ARGV[base + 6]
+      local attempt = attempts_in[i]
       -- A completion's finish time, as digits (as the worker measured it; now if it sent none).
       local finished = kind == 'complete' and (string.match(attempt, '^%d+$') or NOW_S)
       if finished then
@@ -570,7 +586,7 @@ local function ack_batch(o)
           if kind == 'retry' then failed = failed + 1 else m.a = m.a - 1 end
           m.s = 'retrying'
           m.le = data
-          m.n = NOW + tonumber(ARGV[base + 5])
+          m.n = NOW + tonumber(delays[i])
           m.x = nil
           redis.call('SREM', K_CANCEL, id)
           redis.call('ZADD', K_RETRYING, m.n, id)
@@ -605,5 +621,5 @@ local function ack_batch(o)
     redis.call('ZREM', K_RUNNING, unpack(ended_ids))
   end
   count_stats(processed, failed)
-  return out
+  return out, at - 1
 end

@@ -1,11 +1,13 @@
 -- Ends attempts: complete, retry, dead, cancelled or requeue (graceful shutdown), each checked
 -- against its lease token; a stale token changes nothing.
--- ARGV 4 count, 5 retention completed, 6 retention dead, 7 retention cancelled;
--- then per ack 6 fields: kind, id, token, data (result or error), delay ms, attempt record JSON —
--- for `complete`, its finish time (ms) instead: the completing attempt is not stored, the record
--- holds all it says (codec.ts puts it back on read).
+-- ARGV 4 count n of full acks, 5 retention completed, 6 retention dead, 7 retention cancelled;
+-- then per full ack 6 fields: kind, id, token, data (result or error), delay ms, attempt record
+-- JSON — for `complete`, its finish time (ms) instead: the completing attempt is not stored, the
+-- record holds all it says (codec.ts puts it back on read);
+-- then the completions without a result, short: the number of groups, then per group of one
+-- lease token: token, m, and m times id and finish time.
 -- kind: complete | retry | retry-free (the attempt is given back) | dead | cancelled | requeue.
--- Returns per ack 1 (applied) or 0 (stale).
+-- Returns per ack, full ones first then the short ones in order, 1 (applied) or 0 (stale).
 --
 -- Every read and write is batched: one HMGET per hash for the whole batch, one HSET/ZADD per
 -- structure written, one PUBLISH of all finished events.
