@@ -120,8 +120,12 @@ end
 
 -- The head claim writes for a lease: a running record starts with it (fast path) or holds the
 -- same state and token in any order (after a cjson round trip).
+local LAST_TOKEN, LAST_HEAD = nil, nil
+
 local function lease_head(token)
-  return '{"s":"running","k":"' .. token .. '",'
+  -- A batch's acks mostly share their claim's token: its head is made once.
+  if token ~= LAST_TOKEN then LAST_TOKEN, LAST_HEAD = token, '{"s":"running","k":"' .. token .. '",' end
+  return LAST_HEAD
 end
 
 -- Whether a record is running under the lease `token`. Returns the position after the lease
