@@ -51,7 +51,8 @@ export class Execution {
   /** ms epoch when the timer aborts the attempt (timeout or deadline, whichever is earlier). */
   readonly expiresAt: number;
   readonly expiryReason: 'timeout' | 'deadline';
-  pendingLogs: TaskLogLine[] = [];
+  /** Log lines not written yet; null until the handler logs (most never do). */
+  pendingLogs: TaskLogLine[] | null = null;
   pendingProgress: unknown = undefined;
   hasPendingProgress = false;
   abortReason: AbortReason | null = null;
@@ -106,11 +107,11 @@ export class Execution {
   }
 
   takeReport(): { logs?: TaskLogLine[]; progress?: unknown } | null {
-    if (this.pendingLogs.length === 0 && !this.hasPendingProgress) return null;
+    if (this.pendingLogs === null && !this.hasPendingProgress) return null;
     const report: { logs?: TaskLogLine[]; progress?: unknown } = {};
-    if (this.pendingLogs.length > 0) report.logs = this.pendingLogs;
+    if (this.pendingLogs !== null) report.logs = this.pendingLogs;
     if (this.hasPendingProgress) report.progress = this.pendingProgress;
-    this.pendingLogs = [];
+    this.pendingLogs = null;
     this.hasPendingProgress = false;
     return report;
   }
@@ -172,7 +173,7 @@ export class AttemptContext implements TaskContext {
     this.#log ??= (...parts: unknown[]) => {
       const execution = this.#execution;
       const message = parts.map((p) => (typeof p === 'string' ? p : safeJson(p))).join(' ');
-      execution.pendingLogs.push({ at: Date.now(), message: message.slice(0, 4000) });
+      (execution.pendingLogs ??= []).push({ at: Date.now(), message: message.slice(0, 4000) });
       this.#host.scheduleReport(execution);
     };
     return this.#log;

@@ -81,9 +81,13 @@ function objectOrEmpty<T extends object>(value: T | undefined): T {
   return value && !Array.isArray(value) ? value : ({} as T);
 }
 
-export function decodeClaimed(queue: string, id: string, rawMeta: string, payload: string, token: string, leaseMs: number): ClaimedTask {
+/**
+ * A claimed task from the claim's reply: its running record, or, for a first attempt, the record
+ * as it was queued (the claim's time `now` is then its start; lua/_lib.lua claim_batch).
+ */
+export function decodeClaimed(queue: string, id: string, rawMeta: string, payload: string, token: string, leaseMs: number, now: number): ClaimedTask {
   const m = JSON.parse(rawMeta) as StoredMeta;
-  const startedAt = m.sa ?? 0;
+  const startedAt = m.sa ?? now;
   return {
     id,
     type: m.t,

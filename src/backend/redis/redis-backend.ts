@@ -749,11 +749,12 @@ function finishTime(attempt: Ack['attempt']): number | '' {
 function decodeClaimReply(reply: (string | number)[], start: number, queue: string, leaseMs: number): ClaimResult {
   const tasks = [];
   const token = String(reply[start + 4]);
+  const now = Number(reply[start + 3]);
   for (let j = start + 5; j < reply.length; j += 3) {
-    tasks.push(decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), token, leaseMs));
+    tasks.push(decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), token, leaseMs, now));
   }
   const nextDue = Number(reply[start + 1]);
-  return { queue, tasks, paused: reply[start] === 1, more: reply[start + 2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now: Number(reply[start + 3]) };
+  return { queue, tasks, paused: reply[start] === 1, more: reply[start + 2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now };
 }
 
 /**

@@ -439,10 +439,13 @@ local function claim_batch(o)
       if raw then
         -- Fast path: a record exactly as enqueue wrote it (never attempted) is rewritten as text;
         -- anything else is decoded. '"a":' anywhere (even inside headers) takes the slow path.
-        local encoded, attempt
+        local encoded, attempt, sent
         local type = first_record_type(raw)
         if type then
           encoded, attempt = head .. string.sub(raw, #QUEUED_HEAD + 1), '1'
+          -- The worker is sent the record as it was queued: what the running one adds (state,
+          -- token, attempt 1, start, worker) it knows from the reply's header.
+          sent = raw
         else
           local m = cjson.decode(raw)
           m.s = 'running'
@@ -457,7 +460,7 @@ local function claim_batch(o)
         running[#running + 1] = expires
         running[#running + 1] = id
         out[#out + 1] = id
-        out[#out + 1] = encoded
+        out[#out + 1] = sent or encoded
         out[#out + 1] = payloads[i] or 'null'
         note_lifecycle('s', id, type, attempt)
       end
