@@ -69,8 +69,8 @@ describe('Redis layout', () => {
       const events: string[] = [];
       const unsubscribe = await backend.subscribe((event) => events.push(event.kind), { lifecycle: true });
       await cycle();
-      await expect.poll(() => new Set(published)).toEqual(channels);
-      await expect.poll(() => events.filter((kind) => kind === 'finished').length).toBe(3);
+      await expect.poll(() => new Set(published), { timeout: 10_000 }).toEqual(channels);
+      await expect.poll(() => events.filter((kind) => kind === 'finished').length, { timeout: 10_000 }).toBe(3);
       await unsubscribe();
     } finally {
       monitor.disconnect();
