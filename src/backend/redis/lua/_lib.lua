@@ -246,8 +246,14 @@ end
 
 -- Deletes the records of tasks already removed from their state's structure (at most ~4,000 ids).
 local function delete_tasks(ids)
-  for _, key in ipairs({ K_META, K_PAYLOAD, K_RESULT, K_ATTEMPTS, K_LOGS }) do redis.call('HDEL', key, unpack(ids)) end
-  redis.call('SREM', K_CANCEL, unpack(ids))
+  redis.call('HDEL', K_META, unpack(ids))
+  redis.call('HDEL', K_PAYLOAD, unpack(ids))
+  -- What most tasks never write (a result, failed attempts, logs, a cancel request) only where it
+  -- exists: a command with the batch's ids costs far more than EXISTS (each id is copied in).
+  for _, key in ipairs({ K_RESULT, K_ATTEMPTS, K_LOGS }) do
+    if redis.call('EXISTS', key) == 1 then redis.call('HDEL', key, unpack(ids)) end
+  end
+  if redis.call('EXISTS', K_CANCEL) == 1 then redis.call('SREM', K_CANCEL, unpack(ids)) end
 end
 
 local function delete_task(id)
