@@ -23,6 +23,11 @@ export interface WaitOptions {
   timeout?: number;
 }
 
+/**
+ * How long `waitFor` waits for a finished event after a read found no task: a task its queue
+ * keeps none of is deleted as it finishes, and its event may arrive just after the read.
+ */
+const GONE_GRACE_MS = 250;
 /** How often `waitFor` re-reads the task in case a notification was lost (e.g. a reconnect). */
 const WAIT_SAFETY_CHECK_MS = 5_000;
 
@@ -128,10 +133,14 @@ export class Client {
       // The final state a finished event announced: the task may be gone when read (its queue's
       // keep bound deleted it at once).
       let announced: FinalState | null = null;
+      // Set when a read found no task before any finished event: the task may have finished and
+      // been deleted just now, its event still on its way (see GONE_GRACE_MS).
+      let gone: NodeJS.Timeout | null = null;
       const finish = (fn: () => void) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
+        if (gone) clearTimeout(gone);
         clearInterval(safety);
         this.removeWaiter(id, check);
         fn();
@@ -147,9 +156,11 @@ export class Client {
           .getTask(id)
           .then((task) => {
             checking = false;
-            if (task === null) return finish(() => reject(goneError(id, announced)));
-            if (task.state === 'completed') return finish(() => resolve(task.result as R));
-            if (task.state === 'dead' || task.state === 'cancelled') return finish(() => reject(new TaskFailedError(id, task.state as 'dead' | 'cancelled', task.lastError)));
+            if (task === null) {
+              if (announced) return finish(() => reject(goneError(id, announced)));
+              gone ??= setTimeout(() => finish(() => reject(goneError(id, announced))), Math.min(GONE_GRACE_MS, timeout));
+            } else if (task.state === 'completed') return finish(() => resolve(task.result as R));
+            else if (task.state === 'dead' || task.state === 'cancelled') return finish(() => reject(new TaskFailedError(id, task.state as 'dead' | 'cancelled', task.lastError)));
             if (recheck) {
               recheck = false;
               check();
