@@ -149,8 +149,10 @@ describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
     await backend.setQueueKeep('default', { completed: 0, dead: 0 });
     const ok = await client.enqueue('a', {});
     const bad = await client.enqueue('a', {}, { maxRetries: 0 });
-    // The waits' first reads may come before or after the acks below: a read that finds no task
-    // before the finished event arrives waits a moment for it (Client GONE_GRACE_MS).
+    // The client's subscription is made first (a first wait): events published before it are
+    // heard by nobody. The waits' first reads may then come before or after the acks below; a read
+    // that finds no task before the finished event arrives waits a moment for it (GONE_GRACE_MS).
+    await client.waitFor(ok.id, { timeout: 1 }).catch(() => undefined);
     const waits = [client.waitFor(ok.id, { timeout: 5000 }).catch((e: unknown) => e), client.waitFor(bad.id, { timeout: 5000 }).catch((e: unknown) => e)];
     const [claimed] = await backend.claim('w', [{ queue: 'default', count: 2 }], 30_000);
     const attempt = (t: (typeof claimed.tasks)[number]) => ({ attempt: 1, startedAt: t.startedAt, finishedAt: Date.now(), outcome: 'completed' as const, error: null, stack: null, workerId: 'w' });
