@@ -161,6 +161,11 @@ export class Client {
               gone ??= setTimeout(() => finish(() => reject(goneError(id, announced))), Math.min(GONE_GRACE_MS, timeout));
             } else if (task.state === 'completed') return finish(() => resolve(task.result as R));
             else if (task.state === 'dead' || task.state === 'cancelled') return finish(() => reject(new TaskFailedError(id, task.state as 'dead' | 'cancelled', task.lastError)));
+            else if (gone) {
+              // Found after all, unfinished: the read that missed it was not the last word.
+              clearTimeout(gone);
+              gone = null;
+            }
             if (recheck) {
               recheck = false;
               check();

@@ -188,6 +188,32 @@ export function claimAckConformance(openStore: OpenStore): void {
       });
     });
 
+    it('claims and completes a task forwarded from scheduled with all its options, its record rewritten by the store', async () => {
+      // On Redis the forward writes the record with cjson (members in any order); the claim may
+      // still take its fast path when the state member comes first.
+      const { backend } = store;
+      const task = newTask('report:send', { week: 48 }, {
+        delay: 1000, uniqueKey: 'weekly', uniqueFor: HOUR, maxRetries: 7, timeout: 90_000, retention: 5 * HOUR,
+        backoff: { type: 'fixed', delay: 250 }, headers: { traceparent: 'x', t: '"t":"y","m":1' }, links: { parentId: 'p' },
+      });
+      await backend.enqueue([task]);
+      const later = await store.later(2000);
+      const [claimed] = await later.claim(WORKER, [{ queue: 'default', count: 5 }], LEASE_MS);
+      expect(claimed.tasks).toHaveLength(1);
+      const [got] = claimed.tasks;
+      expect(got).toMatchObject({
+        id: task.id, type: 'report:send', attempt: 1, maxRetries: 7, timeout: 90_000, headers: task.headers, links: task.links,
+        backoff: { type: 'fixed', delay: 250 }, token: expect.any(String),
+      });
+      expect(JSON.parse(got.payload)).toEqual({ week: 48 });
+      expect(got.leaseExpiresAt).toBe(got.startedAt + LEASE_MS);
+      expect(await later.getTask(task.id)).toMatchObject({ state: 'running', attempt: 1, workerId: WORKER, uniqueKey: expect.any(String), retention: 5 * HOUR });
+      expect(await later.ack([{ ...completeAck(got), result: '' }])).toEqual(['ok']);
+      expect(await later.getTask(task.id)).toMatchObject({
+        state: 'completed', attempt: 1, result: null, maxRetries: 7, timeout: 90_000, headers: task.headers, links: task.links, retention: 5 * HOUR,
+      });
+    });
+
     it('completes a task without a result (empty result text) as result null', async () => {
       const { backend } = store;
       const id = await enqueueOne(backend);
@@ -341,9 +367,12 @@ export function claimAckConformance(openStore: OpenStore): void {
       expect((await backend.getTask(e.id))!.state).toBe('running');
       expect(new Set([...first.tasks, ...second.tasks].map((t) => t.id))).toEqual(new Set(ids));
       // And riding with a claim: the claim's reply follows the acks' results.
-      const reply = await backend.ackAndClaim([bare(e)], WORKER, [{ queue: 'default', count: 5 }], LEASE_MS);
-      expect(reply.acks).toEqual(['ok']);
-      expect(reply.claims[0].tasks.map((t) => t.id)).toEqual([]);
+      const fresh = [await enqueueOne(backend, 't', { n: 1 }), await enqueueOne(backend, 't', { n: 2 })];
+      const reply = await backend.ackAndClaim([bare(e), { ...bare(a), token: 'stale-token' }], WORKER, [{ queue: 'default', count: 5 }], LEASE_MS);
+      expect(reply.acks).toEqual(['ok', 'stale']);
+      expect(reply.claims[0].tasks.map((t) => [t.id, t.attempt, JSON.parse(t.payload)])).toEqual([[fresh[0], 1, { n: 1 }], [fresh[1], 1, { n: 2 }]]);
+      for (const id of fresh) expect(await backend.getTask(id)).toMatchObject({ state: 'running', attempt: 1 });
+      expect(await backend.getTask(e.id)).toMatchObject({ state: 'completed' });
     });
 
     it('records every attempt through retries into the dead letter', async () => {

@@ -700,7 +700,8 @@ const ENQUEUE_CALL = 250;
  * ack.lua's arguments for some of `acks` (all of one queue), and the order of its results (the
  * indexes into `acks`). A completion without a result — what a busy worker sends most — goes
  * short, 2 arguments instead of 6, grouped with the others of its lease token (a claim's tasks
- * share one); the other acks go in full first.
+ * share one); the other acks go in full first, so two acks of one attempt in a batch (which the
+ * worker never sends) do not keep their order: one applies, the other is stale.
  */
 function ackArgs(acks: Ack[], indexes: number[]): { args: (string | number)[]; order: number[] } {
   const full: number[] = [];

@@ -55,12 +55,13 @@ const DAYS_KEPT = 90;
  * Deletes finished tasks whose retention ran out, then those past the queue's keep bounds (at
  * most `limit` per final state each), and trims old counters, expired unique keys and old events. Returns how many tasks were deleted.
  */
-export function deleteExpiredTasks(t: Transition, queue: string, limit: number): number {
+export function deleteExpiredTasks(t: Transition, queue: string, limit: number, recount: boolean): number {
   let deleted = 0;
   // Keep bounds: a queue never used has none (and is not registered by looking).
   const known = t.get('SELECT 1 FROM queues WHERE name = ?', queue) !== undefined;
-  // Counted afresh at each pass: a count kept by the transitions cannot drift for long.
-  if (known) t.recountKept(queue);
+  // Counted afresh now and then (the caller says when): a count kept by the transitions cannot
+  // drift for long, and a count is as many index steps as the state has tasks.
+  if (known && recount) t.recountKept(queue);
   for (const state of ['completed', 'dead', 'cancelled'] as const) {
     const ids = t.all<{ id: string }>('SELECT id FROM tasks WHERE queue = ? AND state = ? AND sort_key <= ? ORDER BY sort_key LIMIT ?', queue, state, t.now, limit);
     for (const { id } of ids) deleteTaskRows(t, id, queue, state);

@@ -56,6 +56,9 @@ export interface SqliteBackendOptions {
   watchFile?: boolean;
 }
 
+/** How often cleanup counts a queue's kept tasks afresh (the transitions keep the counts between). */
+const KEPT_RECOUNT_MS = 60_000;
+
 export class SqliteBackend implements SchedulingBackend {
   readonly kind = 'sqlite' as const;
   readonly remote = false;
@@ -65,6 +68,8 @@ export class SqliteBackend implements SchedulingBackend {
   private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
   /** Each queue's signal as of this backend's last claim from it or wait on it (see Notifier.waitForSignal). */
   private readonly seenSignals = new Map<string, number>();
+  /** When cleanup last counted each queue's kept tasks afresh (store time). */
+  private readonly keptRecountedAt = new Map<string, number>();
   private closed = false;
   /** One transaction for the enqueues of a tick (EnqueueGroups). */
   private readonly enqueues = new EnqueueGroups((tasks) => this.write((t) => enqueueTasks(t, tasks)));
@@ -170,7 +175,14 @@ export class SqliteBackend implements SchedulingBackend {
   }
 
   async cleanup(queue: string, limit: number): Promise<number> {
-    return this.write((t) => deleteExpiredTasks(t, queue, limit));
+    return this.write((t) => {
+      // The keep counts are recounted at most once a minute per queue: the janitor calls again
+      // at once while a call deletes a full batch.
+      const recount = t.now - (this.keptRecountedAt.get(queue) ?? -Infinity) >= KEPT_RECOUNT_MS;
+      const deleted = deleteExpiredTasks(t, queue, limit, recount);
+      if (recount) this.keptRecountedAt.set(queue, t.now);
+      return deleted;
+    });
   }
 
   async reportProgress(lease: LeaseRef, update: { logs?: TaskLogLine[]; progress?: unknown }): Promise<AckResult> {

@@ -155,8 +155,11 @@ local function plain_running_type(rest, from)
   if string.find(rest, '"r":', from, true) or string.find(rest, '"x":', from, true) then return nil end
   -- Found as plain text, then matched anchored there: an unanchored pattern is tried at every
   -- quote of the record (~13 % of Redis's instructions per task, measured with callgrind). In
-  -- the shape claim writes, the first '"t":"' is the type member (the members before it hold no
-  -- unescaped quote); in any other, a match there fails and the record is decoded instead.
+  -- the shape enqueue writes, the first '"t":"' is the type member. A record cjson wrote (claimed
+  -- on the fast path when its state member came first) may have headers, links or a backoff
+  -- before it: a header or link named "t" holds a string, and no backoff member is named "t", so
+  -- '"t":"…","m":<digit>' can only be the type member followed by maxRetries; anything else fails
+  -- the match and the record is decoded instead.
   local at = string.find(rest, '"t":"', from, true)
   return at and string.match(rest, '^"t":"([^"\\]*)","m":%d', at)
 end
