@@ -12,10 +12,6 @@ export function emptyCounts(): Record<TaskState, number> {
   return Object.fromEntries(TASK_STATES.map((s) => [s, 0])) as Record<TaskState, number>;
 }
 
-export function noKeepBounds(): QueueKeep {
-  return { completed: null, dead: null, cancelled: null };
-}
-
 /**
  * Checks a setQueueKeep argument: an object whose members are final states, each a whole count
  * (0 … MAX_KEEP) or null. Returns the bounds it sets.

@@ -27,7 +27,7 @@ export interface WaitOptions {
  * How long `waitFor` waits for a finished event after a read found no task: a task its queue
  * keeps none of is deleted as it finishes, and its event may arrive just after the read.
  */
-const GONE_GRACE_MS = 250;
+export const GONE_GRACE_MS = 250;
 /** How often `waitFor` re-reads the task in case a notification was lost (e.g. a reconnect). */
 const WAIT_SAFETY_CHECK_MS = 5_000;
 
@@ -219,14 +219,17 @@ export class Client {
 
 type FinalState = 'completed' | 'dead' | 'cancelled';
 
+/** A task that finished as `state` and is gone: its queue keeps no tasks in that state. */
+export function notKeptError(id: string, state: FinalState): TasklineError {
+  return new TasklineError(
+    'TL_TASK_NOT_FOUND',
+    `task ${id} finished (${state}), but its record is gone (its queue's keep bound on ${state} tasks deletes them: see setQueueKeep, taskline queue keep), so it cannot be read`,
+  );
+}
+
 /** Why waitFor found no task: none was there, or it finished and its queue kept none of that state. */
 function goneError(id: string, announced: FinalState | null): Error {
-  if (announced === 'completed') {
-    return new TasklineError(
-      'TL_TASK_NOT_FOUND',
-      `task ${id} completed, but its record is gone (its queue's keep bound on completed tasks deletes them: see setQueueKeep, taskline queue keep), so its result cannot be read`,
-    );
-  }
+  if (announced === 'completed') return notKeptError(id, announced);
   if (announced !== null) return new TaskFailedError(id, announced, null);
   return new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
 }

@@ -7,11 +7,10 @@
  */
 import type { Backend } from '../backend/contract.js';
 import { isFinished, type TaskRecord } from '../core/task.js';
+import { GONE_GRACE_MS } from '../client/client.js';
 import type { EventHub } from './events.js';
 
 const RECHECK_MS = 5_000;
-/** How long a first read that found no task waits for a finished notification (as Client.waitFor). */
-const GONE_GRACE_MS = 250;
 
 /** The task when the wait ended; null, with the final state a notification announced if one did, when it is gone. */
 export interface WaitResult {
@@ -29,40 +28,31 @@ export async function waitForTask(backend: Backend, hub: EventHub, id: string, w
     if (state) finishedAs = state;
     wake?.();
   });
+  // Until a notification, the client going away or `ms` pass.
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        abort.removeEventListener('abort', done);
+        wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      abort.addEventListener('abort', done, { once: true });
+      wake = done;
+    });
   try {
     let task = await backend.getTask(id);
     if (task === null && finishedAs === null && !abort.aborted) {
       // A task its queue keeps none of is deleted as it finishes, and its notification may come
       // just after the read that missed it: wait a moment for it before saying there is none.
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.min(GONE_GRACE_MS, waitMs));
-        function done() {
-          clearTimeout(timer);
-          abort.removeEventListener('abort', done);
-          wake = null;
-          resolve();
-        }
-        abort.addEventListener('abort', done, { once: true });
-        wake = done;
-      });
+      await pause(Math.min(GONE_GRACE_MS, waitMs));
       if (notified) task = await backend.getTask(id);
     }
     while (task !== null && !isFinished(task.state) && !abort.aborted) {
       const left = deadline - Date.now();
       if (left <= 0) break;
-      if (!notified) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            clearTimeout(timer);
-            abort.removeEventListener('abort', done);
-            wake = null;
-            resolve();
-          };
-          const timer = setTimeout(done, Math.min(left, RECHECK_MS));
-          abort.addEventListener('abort', done, { once: true });
-          wake = done;
-        });
-      }
+      if (!notified) await pause(Math.min(left, RECHECK_MS));
       notified = false;
       task = await backend.getTask(id);
     }

@@ -162,7 +162,7 @@ describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
       { kind: 'dead', id: second.id, queue: 'default', token: second.token, error: 'boom', attempt: { ...attempt(second), outcome: 'failed', error: 'boom' } },
     ])).toEqual(['ok', 'ok']);
     const [completed, dead] = await Promise.all(waits);
-    expect(completed).toMatchObject({ code: 'TL_TASK_NOT_FOUND', message: expect.stringContaining(`task ${ok.id} completed, but its record is gone`) });
+    expect(completed).toMatchObject({ code: 'TL_TASK_NOT_FOUND', message: expect.stringContaining(`task ${ok.id} finished (completed), but its record is gone`) });
     expect(dead).toMatchObject({ code: 'TL_TASK_FAILED', state: 'dead', taskId: bad.id });
   });
 });

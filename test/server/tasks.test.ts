@@ -108,7 +108,7 @@ describe.each(STORES)('tasks API on %s', (_name, open) => {
     await other.ack([{ kind: 'complete', id, queue: 'default', token: task.token, result: '', attempt: { attempt: 1, startedAt: task.startedAt, finishedAt: task.startedAt + 1, outcome: 'completed', error: null, stack: null, workerId: 'w' } }]);
     const res = await waiting;
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toMatchObject({ error: { code: 'TL_TASK_NOT_FOUND', message: `task ${id} finished (completed), but its queue keeps no completed tasks (its keep bound), so it cannot be read` } });
+    expect(res.json()).toMatchObject({ error: { code: 'TL_TASK_NOT_FOUND', message: `task ${id} finished (completed), but its record is gone (its queue's keep bound on completed tasks deletes them: see setQueueKeep, taskline queue keep), so it cannot be read` } });
   });
 
   it('?wait= on an unfinished task answers its current state after the wait', async () => {

@@ -53,7 +53,8 @@ const DAYS_KEPT = 90;
 
 /**
  * Deletes finished tasks whose retention ran out, then those past the queue's keep bounds (at
- * most `limit` per final state each), and trims old counters, expired unique keys and old events. Returns how many tasks were deleted.
+ * most `limit` per final state each), and trims old counters, expired unique keys and old
+ * events. Returns how many tasks were deleted.
  */
 export function deleteExpiredTasks(t: Transition, queue: string, limit: number, recount: boolean): number {
   let deleted = 0;

@@ -188,7 +188,8 @@ export class Transition {
 
   /**
    * A lifecycle event for the task center (notifier.ts): `detail` is the new state (enqueued),
-   * the attempt (started) or `attempt,due` (retrying); the type is joined in when read.
+   * the attempt (started) or `attempt,due` (retrying); `type` when the caller has it at hand
+   * (see emit).
    */
   emitLifecycle(kind: 'enqueued' | 'started' | 'retrying', queue: string, id: string, detail: string, type: string | null = null): void {
     this.emit(kind, queue, id, detail, type);

@@ -9,6 +9,7 @@ import { defineRoute, type AnyRoute } from '../route.js';
 import {
   CancelResult, Done, Enqueued, EnqueuedBatch, EnqueueBody, EnqueueItem, EnqueueQuery, TaskIdParams, TaskStatus, TaskTypeParams, WaitQuery,
 } from '../schemas.js';
+import { notKeptError } from '../../client/client.js';
 import { waitForTask } from '../wait.js';
 
 type Item = z.infer<typeof EnqueueItem>;
@@ -128,10 +129,7 @@ export function taskRoutes(ctx: ServerContext): AnyRoute[] {
         } else {
           task = await ctx.backend.getTask(id);
         }
-        if (!task && finishedAs) {
-          throw new TasklineError('TL_TASK_NOT_FOUND', `task ${id} finished (${finishedAs}), but its queue keeps no ${finishedAs} tasks (its keep bound), so it cannot be read`);
-        }
-        if (!task) throw notFound(id);
+        if (!task) throw finishedAs ? notKeptError(id, finishedAs) : notFound(id);
         return taskStatus(task);
       },
     }),

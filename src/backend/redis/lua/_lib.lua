@@ -561,6 +561,8 @@ local function ack_batch(o)
     local completed_until = string.format('%d', NOW + retention.completed)
     -- A queue that keeps no completed task: its completions are deleted, not written.
     local keep_none = keep_bounds().completed == 0
+    -- A completion's type is read for its record, or, deleted at once, for a finished line only.
+    local typed = not keep_none or heard().finished
     local r = 0
     for _, i in ipairs(live) do
       local kind, id, data = kinds[i], ids[i], datas[i]
@@ -580,14 +582,13 @@ local function ack_batch(o)
         attempts[#attempts + 1] = previous[r] and (string.sub(previous[r], 1, -2) .. ',' .. attempt .. ']') or ('[' .. attempt .. ']')
       end
       local lease = held[i]
-      local plain_type = finished and not keep_none and type(lease) == 'number' and plain_running_type(metas[i], lease)
+      local plain_type = finished and typed and type(lease) == 'number' and plain_running_type(metas[i], lease)
       if finished and keep_none then
         -- Tasks completed before the bound was 0 go too (trim_kept), as at any other completion.
         TRIM.completed = true
         gone[#gone + 1] = id
         if heard().finished then
-          local plain = type(lease) == 'number' and plain_running_type(metas[i], lease)
-          announce_finished(id, 'completed', plain or (type(lease) == 'table' and lease or cjson.decode(metas[i])).t)
+          announce_finished(id, 'completed', plain_type or (type(lease) == 'table' and lease or cjson.decode(metas[i])).t)
         end
       elseif plain_type then
         -- The common case, as text: completed, finished then, kept for the default retention.

@@ -1,5 +1,6 @@
 -- Deletes finished tasks whose retention ran out, then those past the queue's keep bounds, at
--- most `limit` per final state each, and trims per-minute counters older than 2 h and per-day counters older than 90 days.
+-- most `limit` per final state each, and trims per-minute counters older than 2 h and per-day
+-- counters older than 90 days.
 -- ARGV 4 limit. Returns how many tasks were deleted.
 local limit = tonumber(ARGV[4])
 local deleted = 0
