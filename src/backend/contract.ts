@@ -328,7 +328,71 @@ export interface FireRecord {
 export interface ScheduleUpdate {
   id: string;
   generation: number;
+  /** The schedule's `updatedAt` as the leader read it: a schedule changed since is not written (the leader reads it again). */
+  updatedAt: number;
   state: ScheduleState;
+}
+
+// ── scheduler instances (DESIGN §6.8) ─────────────────────────────────────────
+
+/** What a scheduler instance reports of itself at each check-in. */
+export interface SchedulerInstance {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  /** Store time the instance started. */
+  startedAt: number;
+  /** Store time of its latest loop (a fire tick or a look at the leader). */
+  lastTickAt: number;
+  /** Fires it recorded (enqueued, missed, skipped) in the last minute. */
+  firesLastMinute: number;
+}
+
+/** The leader lease: who holds it, with which fencing epoch, until when. */
+export interface SchedulerLease {
+  holder: string;
+  epoch: number;
+  expiresAt: number;
+  /** Store time up to which the holder has handled every due fire (written with its run state); null before its first write. */
+  firedThrough: number | null;
+}
+
+/**
+ * When no scheduler instance ran, as far as the store knows: fires whose nominal time lies in a
+ * gap (or before `since`) were missed and go to their schedule's catch-up policy; any other fire
+ * found due late was delayed (by a failover, a busy leader) and is enqueued, late.
+ */
+export interface SchedulerDowntime {
+  /** Nothing is known before this store time (the first check-in ever, or the end of the oldest gap forgotten). */
+  since: number;
+  /** Intervals (from, until] with no check-in for longer than the lease, oldest first (at most MAX_DOWNTIME_GAPS). */
+  gaps: [number, number][];
+}
+
+/** Gaps of scheduler downtime the store remembers. */
+export const MAX_DOWNTIME_GAPS = 100;
+
+export interface SchedulerCheckIn {
+  /** The store's clock at the check-in. */
+  now: number;
+  /** The caller's fencing epoch when it leads after this check-in; else null. */
+  epoch: number | null;
+  /** The valid lease after the check-in (any holder), or null when none is valid. */
+  lease: SchedulerLease | null;
+  /** Changes whenever a schedule is created, changed, paused, resumed or deleted. */
+  schedulesVersion: number;
+  downtime: SchedulerDowntime;
+}
+
+/** A live scheduler instance as listed (GET /api/v1/schedulers). */
+export interface SchedulerStatus extends SchedulerInstance {
+  /** Store time of its latest check-in. */
+  lastSeenAt: number;
+  /** It holds the valid lease. */
+  leader: boolean;
+  /** Its epoch while it leads; else null. */
+  epoch: number | null;
 }
 
 /** Schedule storage, the fire operation and the scheduler's leader lease. */
@@ -347,10 +411,29 @@ export interface ScheduleStore {
   /** Takes or renews the leader lease; returns the fencing epoch, or null when another instance leads. */
   acquireLeadership(holder: string, ttlMs: number): Promise<number | null>;
   releaseLeadership(holder: string): Promise<void>;
-  /** Records fires and enqueues their tasks, each fire at most once across all schedulers. */
+  /**
+   * One look of a scheduler instance at the others, in one atomic step: records its heartbeat
+   * (kept `leaseMs`), notes a gap when no instance checked in for longer than `leaseMs`, takes or
+   * renews the lease when `bid` (as acquireLeadership), and returns the lease, the schedules'
+   * version and the downtime.
+   */
+  checkInScheduler(instance: SchedulerInstance, options: { leaseMs: number; bid: boolean }): Promise<SchedulerCheckIn>;
+  /** Removes the instance from the registry and releases its lease. */
+  leaveSchedulers(id: string): Promise<void>;
+  /** The live scheduler instances (oldest first) and the valid lease. */
+  listSchedulers(): Promise<{ instances: SchedulerStatus[]; lease: SchedulerLease | null }>;
+  /**
+   * Records fires and enqueues their tasks, each fire at most once across all schedulers; the
+   * fires of one queue go to the store in one call. A fire handled before answers `exists` with
+   * the task it enqueued then (null when it enqueued none or its record was pruned).
+   */
   fire(batches: FireBatch[]): Promise<FireResult[][]>;
-  /** Writes run state if the caller still leads with `epoch`; false when fenced out. */
-  advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[]): Promise<boolean>;
+  /**
+   * Writes run state if the caller still leads with `epoch` (updates of a schedule changed since
+   * the leader read it are skipped), and with `firedThrough` the store time up to which it has
+   * handled every due fire; false when fenced out.
+   */
+  advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[], firedThrough?: number): Promise<boolean>;
   /** Fire history of a schedule, newest first. */
   listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]>;
 }

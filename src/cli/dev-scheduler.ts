@@ -7,15 +7,16 @@ import type { Scheduler } from '../scheduler/scheduler.js';
 import { exampleSchedules } from '../examples/schedules.js';
 import { scheduleLines } from './commands/schedule.js';
 import type { CliContext } from './context.js';
-import { formatDuration } from './output.js';
-import { reportFires, startScheduler } from './start-scheduler.js';
+import { reportFires, schedulerBanner, startScheduler } from './start-scheduler.js';
 
 export interface DevScheduler {
   running: boolean;
   /** The scheduler, so the task center can follow its fires (metrics, events). */
   scheduler: Scheduler;
-  /** Starts firing (after the banner is printed). */
-  start(): void;
+  /** Starts firing and waits for the first check-in: the banner can then name the leader. */
+  start(): Promise<void>;
+  /** Prints fires and leadership changes from now on (after the banner). */
+  report(): void;
   /** Stops the scheduler (nothing when it is not running). */
   stop(): Promise<void>;
   /** Banner lines for people. */
@@ -27,18 +28,24 @@ export interface DevScheduler {
 export async function startDevScheduler(ctx: CliContext, backend: Backend): Promise<DevScheduler> {
   const started = await startScheduler(backend, ctx.settings, {
     defaults: exampleSchedules(),
-    beforeStart: (scheduler) => reportFires(ctx, scheduler),
     start: false,
   });
   const { scheduler, reconciled, schedules } = started;
   const removed = reconciled.removed.length === 0 ? '' : `; removed ${reconciled.removed.join(', ')} (no longer in the config)`;
-  return {
+  const count = `${schedules.length} schedule${schedules.length === 1 ? '' : 's'}${removed}`;
+  const dev: DevScheduler = {
     running: true,
     scheduler,
-    start: () => scheduler.start(),
+    start: async () => {
+      scheduler.start();
+      const banner = await schedulerBanner(scheduler);
+      dev.lines[0] = `  scheduler   ${banner.line}: ${count}`;
+      Object.assign(dev.json as Record<string, unknown>, banner.json);
+    },
+    report: () => reportFires(ctx, scheduler),
     stop: () => scheduler.stop(),
     lines: [
-      `  scheduler   running (${scheduler.id}, leader lease ${formatDuration(ctx.settings.lockTtlMs)}): ${schedules.length} schedule${schedules.length === 1 ? '' : 's'}${removed}`,
+      `  scheduler   not started (${scheduler.id}): ${count}`,
       ...scheduleLines(schedules).map((line) => `    ${line}`),
     ],
     json: {
@@ -48,4 +55,5 @@ export async function startDevScheduler(ctx: CliContext, backend: Backend): Prom
       schedules: schedules.map(({ schedule, nextRunAt }) => ({ id: schedule.id, cron: schedule.cron, timezone: schedule.timezone, type: schedule.task.type, queue: schedule.task.queue, paused: schedule.paused, source: schedule.source, nextRunAt })),
     },
   };
+  return dev;
 }

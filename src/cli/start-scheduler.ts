@@ -27,8 +27,10 @@ export function nextFire(schedule: Schedule, now: number): number | null {
 export interface SchedulerConfig {
   /** The config file's `schedules`, reconciled as config-owned. */
   schedules: ScheduleInput[];
-  /** The leader lease, ms (LOCK_TTL). */
-  lockTtlMs: number;
+  /** The scheduler's leader lease, ms (SCHEDULER_LEASE). */
+  schedulerLeaseMs: number;
+  /** How long a fire may be overdue before a standby fires it, ms (SCHEDULER_TAKEOVER_DELAY). */
+  takeoverDelayMs: number;
   /** The config file, for error messages. */
   configFile: string | null;
 }
@@ -36,7 +38,7 @@ export interface SchedulerConfig {
 export interface StartSchedulerOptions {
   /** Config-owned schedules reconciled with the file's (dev's examples); the file's win on the same id. Default: none. */
   defaults?: ScheduleInput[];
-  /** Scheduler options; `leaseMs` defaults to `config.lockTtlMs`. */
+  /** Scheduler options; `leaseMs` and `takeoverDelayMs` default to the config's. */
   scheduler?: SchedulerOptions;
   /** Called before the scheduler starts, to attach listeners. */
   beforeStart?: (scheduler: Scheduler) => void;
@@ -65,7 +67,7 @@ export async function startScheduler(backend: Backend, config: SchedulerConfig, 
   const reconciled = await service.reconcile(inputs);
   const now = await store.now();
   const schedules = (await store.listSchedules()).map((schedule) => ({ schedule, nextRunAt: nextFire(schedule, now) }));
-  const scheduler = new Scheduler(store, { leaseMs: config.lockTtlMs, ...options.scheduler });
+  const scheduler = new Scheduler(store, { leaseMs: config.schedulerLeaseMs, takeoverDelayMs: config.takeoverDelayMs, ...options.scheduler });
   options.beforeStart?.(scheduler);
   if (options.start !== false) scheduler.start();
   return { scheduler, service, reconciled, schedules };
@@ -98,7 +100,8 @@ export function reportFires(ctx: CliContext, scheduler: Scheduler): void {
       ctx.out.event({ event: 'fire', ...fire, at: Date.now() });
       return;
     }
-    ctx.out.line(`${formatTime(Date.now())}  ${'fire'.padEnd(9)}  ${fire.scheduleId}  ${fire.fireId}  ${fire.outcome} lag ${formatDuration(fire.lagMs)}`);
+    const by = fire.takeover ? ' (fired by this standby: the leader had not)' : '';
+    ctx.out.line(`${formatTime(Date.now())}  ${'fire'.padEnd(9)}  ${fire.scheduleId}  ${fire.fireId}  ${fire.outcome} lag ${formatDuration(fire.lagMs)}${by}`);
   });
   scheduler.on('leader', (epoch) => {
     if (ctx.out.json) ctx.out.event({ event: 'leader', scheduler: scheduler.id, epoch, at: Date.now() });
@@ -112,4 +115,20 @@ export function reportFires(ctx: CliContext, scheduler: Scheduler): void {
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`taskline: scheduler: ${message.split('\n')[0]}\n`);
   });
+}
+
+/** The banner's scheduler line: this instance, its settings, and who leads as of its first check-in. */
+export async function schedulerBanner(scheduler: Scheduler): Promise<{ line: string; json: Record<string, unknown> }> {
+  await scheduler.ready();
+  const view = scheduler.view;
+  const settings = `lease ${formatDuration(scheduler.leaseMs)}, takeover after ${formatDuration(scheduler.takeoverDelayMs)}`;
+  const leader = view.leader === null
+    ? 'no leader yet'
+    : view.isLeader
+      ? `leader: this instance (epoch ${view.epoch})`
+      : `leader: ${view.leader} (epoch ${view.epoch}); this instance stands by`;
+  return {
+    line: `running (${scheduler.id}; ${settings}) — ${leader}`,
+    json: { running: true, id: scheduler.id, leaseMs: scheduler.leaseMs, takeoverDelayMs: scheduler.takeoverDelayMs, leader: view.leader, epoch: view.epoch, isLeader: view.isLeader },
+  };
 }

@@ -22,6 +22,10 @@ export interface Settings {
   defaultQueue: string;
   /** Time-to-live of distributed locks, ms (LOCK_TTL). Default 30 s. */
   lockTtlMs: number;
+  /** The scheduler's leader lease, ms (SCHEDULER_LEASE); instances check in every third of it. Default 3 s. */
+  schedulerLeaseMs: number;
+  /** How long a fire may be overdue before a standby scheduler fires it itself, ms (SCHEDULER_TAKEOVER_DELAY). Default 500 ms. */
+  takeoverDelayMs: number;
   /** Port of a worker's Prometheus endpoint (METRICS_PORT). Default 9090. */
   metricsPort: number;
   /** Port of the task center's HTTP API (PORT). Default 8080. */
@@ -62,6 +66,8 @@ const SPECS = {
   maxRetries: { env: 'MAX_RETRIES', file: 'maxRetries', parse: (s, v, src) => parseInteger(s, v, src, { min: 0, max: 1000 }) },
   defaultQueue: { env: 'DEFAULT_QUEUE', file: 'defaultQueue', parse: parseQueue },
   lockTtlMs: { env: 'LOCK_TTL', file: 'lockTtl', parse: (s, v, src) => parseDuration(s, v, src, { min: 100 }) },
+  schedulerLeaseMs: { env: 'SCHEDULER_LEASE', file: 'schedulerLease', parse: (s, v, src) => parseDuration(s, v, src, { min: 300, max: 600_000 }) },
+  takeoverDelayMs: { env: 'SCHEDULER_TAKEOVER_DELAY', file: 'schedulerTakeoverDelay', parse: (s, v, src) => parseDuration(s, v, src, { min: 0, max: 60_000 }) },
   metricsPort: { env: 'METRICS_PORT', file: 'metricsPort', parse: parsePort },
   port: { env: 'PORT', file: 'port', parse: parsePort },
   apiToken: { env: 'TASKLINE_API_TOKEN', file: 'apiToken', parse: parseToken },
@@ -69,7 +75,7 @@ const SPECS = {
   prefix: { env: 'TASKLINE_PREFIX', file: 'prefix', parse: parseToken },
 } satisfies Record<string, SettingSpec<unknown>>;
 
-const DEFAULTS = { maxRetries: 3, defaultQueue: 'default', lockTtlMs: 30_000, metricsPort: 9090, port: 8080 };
+const DEFAULTS = { maxRetries: 3, defaultQueue: 'default', lockTtlMs: 30_000, schedulerLeaseMs: 3_000, takeoverDelayMs: 500, metricsPort: 9090, port: 8080 };
 
 /** Keys a config file may hold. */
 export const FILE_KEYS = ['backend', ...Object.values(SPECS).map((spec) => spec.file), 'schedules'];
@@ -115,6 +121,8 @@ export async function loadSettings(input: LoadSettingsInput = {}): Promise<Setti
     maxRetries: pick(SPECS.maxRetries) ?? DEFAULTS.maxRetries,
     defaultQueue: pick(SPECS.defaultQueue) ?? DEFAULTS.defaultQueue,
     lockTtlMs: pick(SPECS.lockTtlMs) ?? DEFAULTS.lockTtlMs,
+    schedulerLeaseMs: pick(SPECS.schedulerLeaseMs) ?? DEFAULTS.schedulerLeaseMs,
+    takeoverDelayMs: pick(SPECS.takeoverDelayMs) ?? DEFAULTS.takeoverDelayMs,
     metricsPort: pick(SPECS.metricsPort) ?? DEFAULTS.metricsPort,
     port: pick(SPECS.port) ?? DEFAULTS.port,
     apiToken: pick(SPECS.apiToken),

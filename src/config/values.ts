@@ -18,8 +18,9 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_0
 export const DURATION_FORM = 'a duration such as 500ms, 30s, 5m, 1h, 2d, or a whole number of ms';
 
 /** `30s`, `500ms`, `5m`, `1h`, `2d`, or a bare whole number of milliseconds. */
-export function parseDuration(setting: string, value: unknown, source: SettingSource, options: { min?: number } = {}): number {
+export function parseDuration(setting: string, value: unknown, source: SettingSource, options: { min?: number; max?: number } = {}): number {
   const min = options.min ?? 0;
+  const max = options.max ?? Number.MAX_SAFE_INTEGER;
   let ms: number | null = null;
   if (typeof value === 'number' && Number.isInteger(value)) ms = value;
   else if (typeof value === 'string') {
@@ -31,8 +32,9 @@ export function parseDuration(setting: string, value: unknown, source: SettingSo
       if (unit !== undefined || Number.isInteger(amount)) ms = Math.round(amount * UNIT_MS[unit ?? 'ms']);
     }
   }
-  if (ms === null || !Number.isSafeInteger(ms) || ms < min) {
-    throw configError(setting, value, `${DURATION_FORM}${min > 0 ? ` (at least ${min} ms)` : ''}`, source);
+  if (ms === null || !Number.isSafeInteger(ms) || ms < min || ms > max) {
+    const range = options.max !== undefined ? ` (from ${min} ms to ${max} ms)` : min > 0 ? ` (at least ${min} ms)` : '';
+    throw configError(setting, value, `${DURATION_FORM}${range}`, source);
   }
   return ms;
 }

@@ -1,8 +1,8 @@
 /**
- * Which fires of a schedule are due now and what to do with each (DESIGN §6.2): pure, so the
- * catch-up rules are tested without a store or a clock.
+ * Which fires of a schedule are due now and what to do with each (DESIGN §6.2, §6.8): pure, so
+ * the catch-up rules are tested without a store or a clock.
  */
-import type { FireBatch, FireRequest } from '../backend/contract.js';
+import type { FireBatch, FireRequest, SchedulerDowntime } from '../backend/contract.js';
 import { normalizeEnqueue } from '../core/options.js';
 import type { CronSchedule } from './cron.js';
 import { fireId, isPaused, templateOptions, type Schedule } from './schedule.js';
@@ -21,7 +21,7 @@ export interface FirePlan {
 }
 
 export interface PlanOptions {
-  /** A fire later than this many ms is "missed" and subject to the catch-up policy. */
+  /** A fire later than this many ms may be a missed one (see planFires). */
   graceMs: number;
   /** catchUp `all` enqueues at most this many missed fires (the most recent). */
   maxCatchUp: number;
@@ -31,7 +31,21 @@ export interface PlanOptions {
 
 export const DEFAULT_PLAN_OPTIONS: PlanOptions = { graceMs: 2_000, maxCatchUp: 100, maxFires: 10_000 };
 
-export function planFires(schedule: Schedule, cron: CronSchedule, now: number, options: PlanOptions = DEFAULT_PLAN_OPTIONS): FirePlan {
+/** Whether a nominal time lies in scheduler downtime: before what the store knows, or in one of its gaps. */
+export function inDowntime(t: number, downtime: SchedulerDowntime): boolean {
+  if (t <= downtime.since) return true;
+  for (const [from, until] of downtime.gaps) if (t > from && t <= until) return true;
+  return false;
+}
+
+/**
+ * The due fires of a schedule as of `now` (store time) and what to do with each (DESIGN §6.2,
+ * §6.8). A fire more than `graceMs` late is *missed* when no scheduler ran at its time (it lies
+ * in `downtime`; without it, every late fire counts as missed) or the schedule was paused then;
+ * missed fires go to the catch-up policy within its window and are recorded `missed` otherwise.
+ * Any other late fire was delayed (a failover, a busy leader): it is enqueued, late.
+ */
+export function planFires(schedule: Schedule, cron: CronSchedule, now: number, options: PlanOptions = DEFAULT_PLAN_OPTIONS, downtime?: SchedulerDowntime): FirePlan {
   const { watermark } = schedule.state;
   if (isPaused(schedule, now)) return { fires: [], watermark, nextRunAt: null };
   const start = schedule.startAt === null ? watermark : Math.max(watermark, schedule.startAt - 1);
@@ -44,20 +58,44 @@ export function planFires(schedule: Schedule, cron: CronSchedule, now: number, o
     due.push(next);
     cursor = next;
   }
+  const pauseEnd = pauseEndOf(schedule);
+  const missed = (t: number) => t < now - options.graceMs && (downtime === undefined || inDowntime(t, downtime) || t <= pauseEnd);
   const window = schedule.catchUp.window;
   const policy = schedule.catchUp.policy;
-  const late = (t: number) => t < now - options.graceMs;
-  const lateInWindow = due.filter((t) => late(t) && t >= now - window);
+  const missedInWindow = due.filter((t) => missed(t) && t >= now - window);
   let caughtUp: Set<number>;
   if (policy === 'skip') caughtUp = new Set();
-  else if (policy === 'latest') caughtUp = new Set(lateInWindow.slice(-1));
-  else caughtUp = new Set(lateInWindow.slice(-options.maxCatchUp));
-  const fires = due.map((t): PlannedFire => ({ nominalAt: t, action: !late(t) || caughtUp.has(t) ? 'enqueue' : 'missed' }));
+  else if (policy === 'latest') caughtUp = new Set(missedInWindow.slice(-1));
+  else caughtUp = new Set(missedInWindow.slice(-options.maxCatchUp));
+  const fires = due.map((t): PlannedFire => ({ nominalAt: t, action: !missed(t) || caughtUp.has(t) ? 'enqueue' : 'missed' }));
   const handled = due.length > 0 ? due[due.length - 1] : watermark;
-  let nextRunAt = cron.next(Math.max(now, handled));
-  if (nextRunAt !== null && schedule.endAt !== null && nextRunAt > schedule.endAt) nextRunAt = null;
-  if (nextRunAt !== null && schedule.startAt !== null && nextRunAt < schedule.startAt) nextRunAt = cron.next(schedule.startAt - 1);
-  return { fires, watermark: handled, nextRunAt };
+  return { fires, watermark: handled, nextRunAt: nextAfter(schedule, cron, Math.max(now, handled)) };
+}
+
+/** The end of the schedule's latest pause that is over (fires up to it were missed), or -Infinity. */
+function pauseEndOf(schedule: Schedule): number {
+  let end = schedule.resumedAt ?? -Infinity;
+  if (schedule.paused && schedule.pausedUntil !== null) end = Math.max(end, schedule.pausedUntil);
+  return end;
+}
+
+/** The schedule's first fire strictly after `after` within startAt/endAt, or null. */
+function nextAfter(schedule: Schedule, cron: CronSchedule, after: number): number | null {
+  const next = cron.next(schedule.startAt === null ? after : Math.max(after, schedule.startAt - 1));
+  if (next === null || (schedule.endAt !== null && next > schedule.endAt)) return null;
+  return next;
+}
+
+/**
+ * When the schedule next has something to do, handling everything up to `floor` as done: its
+ * first fire after its watermark and the floor, or the end of its pause (then it plans again);
+ * null while paused without an end, or when it never fires again.
+ */
+export function firstDue(schedule: Schedule, cron: CronSchedule, floor = -Infinity): number | null {
+  if (schedule.paused && schedule.pausedUntil === null) return null;
+  const next = nextAfter(schedule, cron, Math.max(schedule.state.watermark, floor));
+  if (next === null) return null;
+  return schedule.paused && schedule.pausedUntil !== null ? Math.max(next, schedule.pausedUntil) : next;
 }
 
 /** The delay a schedule's jitter adds to a fire: the same for every scheduler (a hash of the fire id). */

@@ -92,6 +92,8 @@ export interface Schedule extends ScheduleDefinition {
   generation: number;
   createdAt: number;
   updatedAt: number;
+  /** When it was last resumed from a pause (fires up to then go to the catch-up policy); null if never. */
+  resumedAt: number | null;
   state: ScheduleState;
 }
 

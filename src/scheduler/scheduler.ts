@@ -1,27 +1,42 @@
 /**
- * The scheduler (DESIGN §6.1): any number of instances may run. One leads at a time (a lease
- * with a fencing epoch, so a deposed leader's writes are refused), but exactly-once does not
- * depend on it: every fire has a deterministic id and claiming it is atomic with enqueueing its
- * task, so two instances firing the same nominal time enqueue one task. "Now" is the store's
- * clock; the host clock only paces the sleeps.
+ * The scheduler (DESIGN §6.1, §6.8): any number of instances may run, and every one keeps the
+ * schedules planned. One leads (a short lease with a fencing epoch, so a deposed leader's writes
+ * are refused) and fires each fire when it is due. A standby that finds a fire overdue past the
+ * takeover delay, unhandled by the leader, fires it itself and bids for the lease at each
+ * check-in: a leader that dies, freezes or loses the store costs no fires, only up to the
+ * takeover delay of lag. Exactly-once never depends on the lease: every fire has a
+ * deterministic id and claiming it is atomic with enqueueing its task, so two instances firing
+ * the same nominal time enqueue one task. "Now" is the store's clock; the host clock only paces
+ * the sleeps.
  */
 import { EventEmitter } from 'node:events';
-import type { FireBatch, FireRequest, FireResult, SchedulingBackend, ScheduleUpdate } from '../backend/contract.js';
+import { hostname } from 'node:os';
+import type {
+  FireBatch, FireRequest, FireResult, SchedulerDowntime, SchedulerInstance, SchedulerLease, SchedulingBackend, ScheduleUpdate,
+} from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { shortId } from '../core/ids.js';
+import { VERSION } from '../version.js';
 import { sleep } from '../worker/component.js';
-import { parseCron, type CronSchedule } from './cron.js';
 import { DEFAULT_PLAN_OPTIONS, fireBatch, fireRequest, planFires, type PlanOptions } from './plan.js';
+import { ScheduleBook, type BookEntry } from './schedule-book.js';
 import type { Schedule, ScheduleState } from './schedule.js';
 
 export interface SchedulerOptions {
-  /** This instance's id in the leader lease. Default: pid + random. */
+  /** This instance's id in the registry and the lease. Default: `scheduler-<pid>-<random>`. */
   id?: string;
-  /** ms the leader lease lasts; renewed every third of it. Default 30 000 (LOCK_TTL). */
+  /**
+   * ms the scheduler's leader lease lasts (its own, not the lock TTL of user locks). Every
+   * instance checks in every third of it, and the leader renews it then; a leader that stops
+   * checking in is replaced after at most this long. Default 3 000.
+   */
   leaseMs?: number;
-  /** Longest sleep between two looks at the schedules, ms (new schedules are seen this fast). Default 1 000. */
-  maxSleepMs?: number;
-  /** A fire later than this is missed and handled by the catch-up policy. Default 2 000 ms. */
+  /**
+   * ms a fire may be overdue before a standby, seeing that the leader has not handled it, fires
+   * it itself. Default 500.
+   */
+  takeoverDelayMs?: number;
+  /** A fire later than this may be a missed one (see the catch-up policy). Default 2 000 ms. */
   graceMs?: number;
   /** Fire records kept per schedule. Default 1 000. */
   keepHistory?: number;
@@ -37,6 +52,8 @@ export interface FireEvent {
   taskId: string | null;
   /** ms between the nominal time and the enqueue (store clock). */
   lagMs: number;
+  /** Fired by a standby, the leader not having handled it in time. */
+  takeover: boolean;
 }
 
 export interface SchedulerEvents {
@@ -46,42 +63,65 @@ export interface SchedulerEvents {
   error: [error: unknown];
 }
 
-/** How early the next fires are prepared (listing and planning), in ms. */
-const LOOKAHEAD_MS = 250;
-
-interface PreparedTick {
-  batches: FireBatch[];
-  pending: { schedule: Schedule; state: ScheduleState; batch: FireBatch | null }[];
-  nextDue: number;
-  behind: boolean;
+/** The leadership as this instance last saw it. */
+export interface SchedulerView {
+  /** The lease holder's id, or null while no lease is valid. */
+  leader: string | null;
+  epoch: number | null;
+  /** This instance leads. */
+  isLeader: boolean;
 }
 
-interface CompiledSchedule {
-  cron: CronSchedule;
-  key: string;
+/** How early the leader prepares the next fires (planning), in ms. */
+const LOOKAHEAD_MS = 250;
+/** Most fires of one queue in one store call. */
+const MAX_FIRES_PER_CALL = 5_000;
+const MINUTE_MS = 60_000;
+
+interface PreparedFires {
+  batches: FireBatch[];
+  pending: { entry: BookEntry; state: ScheduleState; batch: FireBatch | null }[];
+  /** A schedule had more due fires than one plan takes. */
+  behind: boolean;
 }
 
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly id: string;
-  private readonly leaseMs: number;
-  private readonly maxSleepMs: number;
+  readonly leaseMs: number;
+  readonly takeoverDelayMs: number;
+  private readonly checkInMs: number;
   private readonly keepHistory: number;
   private readonly clock: Clock;
   private readonly planOptions: PlanOptions;
+  private readonly book = new ScheduleBook();
   private epoch: number | null = null;
-  private leaseRenewAt = 0;
+  private lease: SchedulerLease | null = null;
+  private downtime: SchedulerDowntime | undefined;
+  /** Store time minus host time, as of the latest check-in (an underestimate: never early). */
+  private offset = 0;
+  private nextCheckInAt = 0;
+  private storeVersion: number | null = null;
+  private startedAt: number | null = null;
+  private lastTickAt = 0;
+  /** Fires recorded per minute-second slot, for firesLastMinute. */
+  private readonly recent = new Map<number, number>();
+  /** Run states of schedules to write with the leader's next advance (nextRunAt of quiet schedules). */
+  private readonly unwritten = new Map<string, BookEntry>();
   private loop: Promise<void> | null = null;
   private readonly stopping = new AbortController();
-  private readonly compiled = new Map<string, CompiledSchedule>();
+  private firstCheckIn: Promise<void>;
+  private resolveFirstCheckIn!: () => void;
 
   constructor(readonly backend: SchedulingBackend, options: SchedulerOptions = {}) {
     super();
     this.id = options.id ?? `scheduler-${process.pid}-${shortId()}`;
-    this.leaseMs = options.leaseMs ?? 30_000;
-    this.maxSleepMs = options.maxSleepMs ?? 1_000;
+    this.leaseMs = options.leaseMs ?? 3_000;
+    this.takeoverDelayMs = options.takeoverDelayMs ?? 500;
+    this.checkInMs = Math.max(50, Math.floor(this.leaseMs / 3));
     this.keepHistory = options.keepHistory ?? 1_000;
     this.clock = options.clock ?? systemClock;
     this.planOptions = { ...DEFAULT_PLAN_OPTIONS, graceMs: options.graceMs ?? DEFAULT_PLAN_OPTIONS.graceMs };
+    this.firstCheckIn = new Promise((resolve) => (this.resolveFirstCheckIn = resolve));
   }
 
   /** True while this instance holds the leader lease. */
@@ -89,121 +129,205 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return this.epoch !== null;
   }
 
+  /** The leadership as of this instance's latest check-in. */
+  get view(): SchedulerView {
+    return { leader: this.lease?.holder ?? null, epoch: this.lease?.epoch ?? null, isLeader: this.epoch !== null };
+  }
+
   start(): void {
     this.loop ??= this.run();
   }
 
+  /** Resolves after the first check-in (successful or not) of a started scheduler. */
+  ready(): Promise<void> {
+    return this.firstCheckIn;
+  }
+
   async stop(): Promise<void> {
     this.stopping.abort();
+    this.resolveFirstCheckIn();
     await this.loop;
-    if (this.epoch !== null) {
-      this.epoch = null;
-      await this.backend.releaseLeadership(this.id).catch((error: unknown) => this.report(error));
-    }
+    if (this.loop === null) return;
+    this.epoch = null;
+    await this.backend.leaveSchedulers(this.id).catch((error: unknown) => this.report(error));
   }
 
   private report(error: unknown): void {
     if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 
+  private storeNow(): number {
+    return this.clock.now() + this.offset;
+  }
+
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.stopping.signal.aborted) {
-      let wait = this.maxSleepMs;
+      let wait: number;
       try {
-        await this.keepLease();
-        if (this.epoch !== null) wait = await this.tick();
-        else wait = Math.min(this.maxSleepMs, Math.max(50, this.leaseRenewAt - this.clock.now()));
+        wait = await this.step();
         failures = 0;
       } catch (error) {
         this.report(error);
         failures += 1;
-        wait = Math.min(5_000, 100 * 2 ** failures);
+        wait = Math.min(this.checkInMs, 100 * 2 ** failures);
+        // Look at the store afresh after a failure: the lease and the schedules may have moved.
+        this.nextCheckInAt = 0;
+        this.book.invalidate();
+        this.resolveFirstCheckIn();
       }
       await sleep(Math.max(0, wait), this.stopping.signal);
     }
   }
 
-  /** Takes or renews the lease every third of its length. */
-  private async keepLease(): Promise<void> {
-    if (this.clock.now() < this.leaseRenewAt) return;
-    const epoch = await this.backend.acquireLeadership(this.id, this.leaseMs);
-    this.leaseRenewAt = this.clock.now() + Math.floor(this.leaseMs / 3);
-    if (epoch !== null && this.epoch !== epoch) this.emit('leader', epoch);
-    if (epoch === null && this.epoch !== null) this.emit('follower');
-    this.epoch = epoch;
+  /** One turn of the loop; returns how long to sleep (host ms). */
+  private async step(): Promise<number> {
+    if (this.clock.now() >= this.nextCheckInAt) await this.checkIn();
+    if (this.stopping.signal.aborted) return 0;
+    if (this.book.version === null || this.book.version !== this.storeVersion) await this.reload();
+    this.lastTickAt = this.storeNow();
+    return this.epoch !== null ? this.lead() : this.standBy();
   }
 
-  private compile(schedule: Schedule): CronSchedule {
-    const key = `${schedule.cron}|${schedule.timezone}|${schedule.startAt ?? ''}`;
-    const cached = this.compiled.get(schedule.id);
-    if (cached?.key === key) return cached.cron;
-    const cron = parseCron(schedule.cron, schedule.timezone, { anchor: schedule.startAt ?? 0 });
-    this.compiled.set(schedule.id, { cron, key });
-    return cron;
+  private instance(): SchedulerInstance {
+    const now = this.storeNow();
+    return {
+      id: this.id,
+      host: hostname(),
+      pid: process.pid,
+      version: VERSION,
+      startedAt: this.startedAt ?? now,
+      lastTickAt: this.lastTickAt || now,
+      firesLastMinute: this.firesLastMinute(now),
+    };
+  }
+
+  /** Reports this instance, bids for the lease, and learns the leader's progress, the schedules' version and the downtime. */
+  private async checkIn(): Promise<void> {
+    const result = await this.backend.checkInScheduler(this.instance(), { leaseMs: this.leaseMs, bid: true });
+    this.offset = result.now - this.clock.now();
+    this.startedAt ??= result.now;
+    this.nextCheckInAt = this.clock.now() + this.checkInMs;
+    this.lease = result.lease;
+    this.downtime = result.downtime;
+    this.storeVersion = result.schedulesVersion;
+    if (result.epoch !== this.epoch) {
+      const led = this.epoch !== null;
+      this.epoch = result.epoch;
+      if (result.epoch !== null) {
+        // A new leader plans from the store's watermarks: what it finds handled answers `exists`.
+        this.book.invalidate();
+        this.emit('leader', result.epoch);
+      } else if (led) this.emit('follower');
+    }
+    this.resolveFirstCheckIn();
+  }
+
+  private async reload(): Promise<void> {
+    const version = this.storeVersion;
+    const schedules = await this.backend.listSchedules();
+    this.book.resetFloor();
+    this.book.load(schedules, version, (error) => this.report(error));
+    this.unwritten.clear();
+    if (this.epoch === null) return;
+    // The leader keeps each schedule's next fire written, also for schedules not firing now.
+    for (const entry of this.book.all()) {
+      const next = entry.due;
+      if (entry.schedule.state.nextRunAt !== next && next !== null && next > (this.lease?.firedThrough ?? -Infinity)) this.unwritten.set(entry.schedule.id, entry);
+    }
   }
 
   /**
-   * Fires everything due; returns how long to sleep (host ms) before the next look. When the next
-   * fire is less than LOOKAHEAD_MS away, its fires are prepared now and sent the moment they are
-   * due, so listing and planning stay off the fire lag.
+   * The leader's turn: fires everything due. When the next fire is less than LOOKAHEAD_MS away,
+   * its fires are prepared now and sent the moment they are due, so planning stays off the lag.
    */
-  private async tick(): Promise<number> {
+  private async lead(): Promise<number> {
     const epoch = this.epoch!;
-    const now = await this.backend.now();
-    const offset = now - this.clock.now();
-    const schedules = await this.backend.listSchedules();
-    let prepared = this.prepare(schedules, now);
-    if (prepared.batches.length === 0 && prepared.nextDue - now <= LOOKAHEAD_MS) {
-      const dueAt = prepared.nextDue;
-      prepared = this.prepare(schedules, dueAt);
+    const now = this.storeNow();
+    const due = this.book.earliest();
+    const soon = due !== null && due - now <= LOOKAHEAD_MS;
+    if (!soon && this.unwritten.size === 0) return this.sleepUntil(this.nextLeaderWake());
+    const at = soon ? Math.max(now, due) : now;
+    const prepared = this.prepare(at);
+    if (at > now) {
       // Never early: a timer may fire a millisecond before its time by the wall clock, and the
       // store's clock is known here only to within a round trip, so wait until 1 ms past due.
       for (let round = 0; round < 3 && !this.stopping.signal.aborted; round++) {
-        const wait = dueAt + 1 - offset - this.clock.now();
+        const wait = at + 1 - this.storeNow();
         if (wait <= 0) break;
         await sleep(wait, this.stopping.signal);
       }
-      if (this.stopping.signal.aborted) return 0;
-    }
-    const { batches, pending, nextDue, behind } = prepared;
-    const results = await this.backend.fire(batches);
-    const updates: ScheduleUpdate[] = [];
-    for (const entry of pending) {
-      if (entry.batch) {
-        const batchResults = results[batches.indexOf(entry.batch)];
-        this.applyResults(entry.schedule, entry.state, entry.batch, batchResults, this.clock.now() + offset);
+      if (this.stopping.signal.aborted) {
+        for (const { entry } of prepared.pending) this.book.settle(entry, entry.schedule.state);
+        return 0;
       }
-      updates.push({ id: entry.schedule.id, generation: entry.schedule.generation, state: entry.state });
     }
-    if (updates.length > 0 && !(await this.backend.advanceSchedules(this.id, epoch, updates))) {
+    const results = await this.fire(prepared, false);
+    const updates: ScheduleUpdate[] = results.map(({ entry, state }) => ({
+      id: entry.schedule.id,
+      generation: entry.schedule.generation,
+      updatedAt: entry.schedule.updatedAt,
+      state,
+    }));
+    for (const entry of this.unwritten.values()) {
+      updates.push({ id: entry.schedule.id, generation: entry.schedule.generation, updatedAt: entry.schedule.updatedAt, state: { ...entry.schedule.state, nextRunAt: entry.due } });
+    }
+    this.unwritten.clear();
+    const advanced = await this.backend.advanceSchedules(this.id, epoch, updates, prepared.behind ? undefined : at);
+    if (!advanced) {
       // Fenced out: another instance leads now. Fires already claimed stay exactly-once.
-      this.epoch = null;
-      this.leaseRenewAt = 0;
-      this.emit('follower');
-      return this.maxSleepMs;
+      if (this.epoch === epoch) {
+        this.epoch = null;
+        this.emit('follower');
+      }
+      this.nextCheckInAt = 0;
+      this.book.invalidate();
+      return 0;
     }
-    if (behind) return 0;
-    const untilDue = nextDue === Infinity ? this.maxSleepMs : nextDue - offset - this.clock.now() - LOOKAHEAD_MS;
-    const untilRenew = this.leaseRenewAt - this.clock.now();
-    return Math.max(0, Math.min(this.maxSleepMs, untilDue, untilRenew));
+    return prepared.behind ? 0 : this.sleepUntil(this.nextLeaderWake());
   }
 
-  /** Plans every schedule as of `now` (store time): the fire batches and the new run states. */
-  private prepare(schedules: Schedule[], now: number): PreparedTick {
+  private nextLeaderWake(): number | null {
+    const due = this.book.earliest();
+    return due === null ? null : due - LOOKAHEAD_MS;
+  }
+
+  /**
+   * A standby's turn: while the leader keeps up (its progress covers every fire that is due) it
+   * only sleeps. A fire overdue past the takeover delay is looked at again with a fresh
+   * check-in; if the leader has still not handled it, this instance fires everything due itself.
+   */
+  private async standBy(): Promise<number> {
+    this.book.raiseFloor(this.lease?.firedThrough ?? null);
+    const due = this.book.earliest();
+    if (due === null) return this.sleepUntil(null);
+    const takeoverAt = due + this.takeoverDelayMs;
+    if (this.storeNow() < takeoverAt) return this.sleepUntil(takeoverAt);
+    await this.checkIn();
+    if (this.epoch !== null || this.stopping.signal.aborted) return 0;
+    this.book.raiseFloor(this.lease?.firedThrough ?? null);
+    const stillDue = this.book.earliest();
+    const now = this.storeNow();
+    if (stillDue === null || now < stillDue + this.takeoverDelayMs) return 0;
+    await this.fire(this.prepare(now), true);
+    return 0;
+  }
+
+  /** Sleeps until the store time `at` (or the next check-in, whichever is first). */
+  private sleepUntil(at: number | null): number {
+    const untilCheckIn = this.nextCheckInAt - this.clock.now();
+    if (at === null) return Math.max(0, untilCheckIn);
+    return Math.max(0, Math.min(untilCheckIn, at - this.storeNow()));
+  }
+
+  /** Plans every schedule due at `now` (store time): the fire batches and the new run states. */
+  private prepare(now: number): PreparedFires {
     const batches: FireBatch[] = [];
-    const pending: PreparedTick['pending'] = [];
-    let nextDue = Infinity;
+    const pending: PreparedFires['pending'] = [];
     let behind = false;
-    for (const schedule of schedules) {
-      let cron: CronSchedule;
-      try {
-        cron = this.compile(schedule);
-      } catch (error) {
-        this.report(error);
-        continue;
-      }
-      const plan = planFires(schedule, cron, now, this.planOptions);
+    for (const entry of this.book.takeDue(now)) {
+      const { schedule } = entry;
+      const plan = planFires(schedule, entry.cron, now, this.planOptions, this.downtime);
       if (plan.fires.length >= this.planOptions.maxFires) behind = true;
       const fires: FireRequest[] = [];
       if (schedule.state.buffered && schedule.overlap === 'bufferOne') {
@@ -211,42 +335,90 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       }
       for (const fire of plan.fires) fires.push(fireRequest(schedule, fire.nominalAt, fire.action));
       const state: ScheduleState = { ...schedule.state, watermark: plan.watermark, nextRunAt: plan.nextRunAt };
-      if (plan.nextRunAt !== null) nextDue = Math.min(nextDue, plan.nextRunAt);
-      let batch: FireBatch | null = null;
-      if (fires.length > 0) {
-        batch = fireBatch(schedule, fires, { keepHistory: this.keepHistory });
-        batches.push(batch);
-      }
-      if (batch || !sameState(state, schedule.state)) pending.push({ schedule, state, batch });
+      const batch = fires.length > 0 ? fireBatch(schedule, fires, { keepHistory: this.keepHistory }) : null;
+      if (batch) batches.push(batch);
+      pending.push({ entry, state, batch });
+      this.unwritten.delete(schedule.id);
     }
-    return { batches, pending, nextDue, behind };
+    return { batches, pending, behind };
   }
 
-  private applyResults(schedule: Schedule, state: ScheduleState, batch: FireBatch, results: FireResult[], now: number): void {
+  /** Sends the prepared fires (each queue's in one call, chunked past MAX_FIRES_PER_CALL), applies the results and settles the book. */
+  private async fire(prepared: PreparedFires, takeover: boolean): Promise<{ entry: BookEntry; state: ScheduleState }[]> {
+    const { batches, pending } = prepared;
+    const results = new Map<FireBatch, FireResult[]>();
+    try {
+      for (const chunk of chunks(batches)) {
+        const replies = await this.backend.fire(chunk);
+        chunk.forEach((batch, i) => results.set(batch, replies[i]));
+      }
+    } catch (error) {
+      // Nothing is lost: the watermarks stayed, so the same fires are due at the next look.
+      for (const { entry } of pending) this.book.settle(entry, entry.schedule.state);
+      throw error;
+    }
+    const now = this.storeNow();
+    for (const { entry, state, batch } of pending) {
+      if (batch) this.applyResults(entry.schedule, state, batch, results.get(batch)!, now, takeover);
+      this.book.settle(entry, state);
+    }
+    return pending.map(({ entry, state }) => ({ entry, state }));
+  }
+
+  private applyResults(schedule: Schedule, state: ScheduleState, batch: FireBatch, results: FireResult[], now: number, takeover: boolean): void {
     const bufferedId = schedule.state.buffered?.fireId;
     if (bufferedId !== undefined && results.some((r) => r.fireId === bufferedId && r.outcome !== 'busy')) state.buffered = null;
     results.forEach((result, i) => {
       const fire = batch.fires[i];
       if (result.outcome === 'busy') state.buffered = { fireId: fire.fireId, nominalAt: fire.nominalAt };
-      if (result.outcome === 'enqueued') {
-        state.lastTaskId = result.taskId;
-        state.lastFireAt = now;
-      }
-      if (result.outcome !== 'exists') state.lastOutcome = result.outcome;
-      if (result.outcome !== 'exists') {
-        this.emit('fire', {
-          scheduleId: schedule.id,
-          fireId: fire.fireId,
-          nominalAt: fire.nominalAt,
-          outcome: result.outcome,
-          taskId: result.taskId,
-          lagMs: now - fire.nominalAt,
-        });
-      }
+      if (result.taskId !== null && (result.outcome === 'enqueued' || result.outcome === 'exists')) state.lastTaskId = result.taskId;
+      if (result.outcome === 'enqueued') state.lastFireAt = now;
+      if (result.outcome === 'exists' || result.outcome === 'busy') return;
+      state.lastOutcome = result.outcome;
+      this.countFire(now);
+      this.emit('fire', {
+        scheduleId: schedule.id,
+        fireId: fire.fireId,
+        nominalAt: fire.nominalAt,
+        outcome: result.outcome,
+        taskId: result.taskId,
+        lagMs: now - fire.nominalAt,
+        takeover,
+      });
     });
+  }
+
+  private countFire(now: number): void {
+    const second = Math.floor(now / 1000);
+    this.recent.set(second, (this.recent.get(second) ?? 0) + 1);
+  }
+
+  private firesLastMinute(now: number): number {
+    const from = Math.floor((now - MINUTE_MS) / 1000);
+    let count = 0;
+    for (const [second, n] of this.recent) {
+      if (second <= from) this.recent.delete(second);
+      else count += n;
+    }
+    return count;
   }
 }
 
-function sameState(a: ScheduleState, b: ScheduleState): boolean {
-  return a.watermark === b.watermark && a.nextRunAt === b.nextRunAt;
+/** Batches split so that no queue's call carries more than MAX_FIRES_PER_CALL fires. */
+function chunks(batches: FireBatch[]): FireBatch[][] {
+  const out: FireBatch[][] = [];
+  let current: FireBatch[] = [];
+  const perQueue = new Map<string, number>();
+  for (const batch of batches) {
+    const n = (perQueue.get(batch.queue) ?? 0) + batch.fires.length;
+    if (n > MAX_FIRES_PER_CALL && current.length > 0) {
+      out.push(current);
+      current = [];
+      perQueue.clear();
+    }
+    current.push(batch);
+    perQueue.set(batch.queue, (perQueue.get(batch.queue) ?? 0) + batch.fires.length);
+  }
+  if (current.length > 0) out.push(current);
+  return out;
 }

@@ -28,7 +28,7 @@ describe('loadSettings', () => {
   it('defaults: the embedded store and the §12 defaults', async () => {
     expect(await loadSettings({ env: {}, cwd })).toEqual({
       backend: 'sqlite:./taskline.db', backendFrom: 'default', prefix: undefined, maxRetries: 3, defaultQueue: 'default', lockTtlMs: 30_000,
-      metricsPort: 9090, port: 8080, apiToken: undefined, readToken: undefined, configFile: null, schedules: [],
+      schedulerLeaseMs: 3_000, takeoverDelayMs: 500, metricsPort: 9090, port: 8080, apiToken: undefined, readToken: undefined, configFile: null, schedules: [],
     });
   });
 
@@ -37,11 +37,11 @@ describe('loadSettings', () => {
       cwd,
       env: {
         REDIS_URL: 'redis://r:6379/2', MAX_RETRIES: '5', DEFAULT_QUEUE: 'jobs', LOCK_TTL: '45s', METRICS_PORT: '9100', PORT: '3000',
-        TASKLINE_API_TOKEN: 'admin-token', TASKLINE_READ_TOKEN: 'read-token', TASKLINE_PREFIX: 'app', BROKER_URL: '',
+        SCHEDULER_LEASE: '5s', SCHEDULER_TAKEOVER_DELAY: '250ms', TASKLINE_API_TOKEN: 'admin-token', TASKLINE_READ_TOKEN: 'read-token', TASKLINE_PREFIX: 'app', BROKER_URL: '',
       },
     });
     expect(settings).toMatchObject({
-      backend: 'redis://r:6379/2', backendFrom: 'REDIS_URL', maxRetries: 5, defaultQueue: 'jobs', lockTtlMs: 45_000, metricsPort: 9100, port: 3000,
+      backend: 'redis://r:6379/2', backendFrom: 'REDIS_URL', maxRetries: 5, defaultQueue: 'jobs', lockTtlMs: 45_000, schedulerLeaseMs: 5_000, takeoverDelayMs: 250, metricsPort: 9100, port: 3000,
       apiToken: 'admin-token', readToken: 'read-token', prefix: 'app',
     });
   });
@@ -82,6 +82,8 @@ describe('loadSettings', () => {
       [{ PORT: '0' }, /^PORT="0" is not accepted: a whole number from 1 to 65535$/],
       [{ METRICS_PORT: 'http' }, /^METRICS_PORT="http" is not accepted/],
       [{ LOCK_TTL: '10' }, /^LOCK_TTL="10" is not accepted: a duration such as 500ms, 30s, 5m, 1h, 2d, or a whole number of ms \(at least 100 ms\)$/],
+      [{ SCHEDULER_LEASE: '100ms' }, /^SCHEDULER_LEASE="100ms" is not accepted: a duration such as .* \(from 300 ms to 600000 ms\)$/],
+      [{ SCHEDULER_TAKEOVER_DELAY: '2m' }, /^SCHEDULER_TAKEOVER_DELAY="2m" is not accepted: .*\(from 0 ms to 60000 ms\)$/],
       [{ DEFAULT_QUEUE: '-x' }, /^DEFAULT_QUEUE="-x" is not accepted: a queue name/],
       [{ TASKLINE_BACKEND: 'mysql://db' }, /^TASKLINE_BACKEND="mysql:\/\/db" is not accepted: redis:\/\/host:port\[\/db\], rediss:\/\/host:port\[\/db\] or sqlite:<path>$/],
       [{ TASKLINE_BACKEND: 'sqlite:' }, /^TASKLINE_BACKEND="sqlite:" is not accepted/],

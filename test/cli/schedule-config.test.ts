@@ -41,7 +41,7 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
   const start = async (schedules: ScheduleInput[], defaults: ScheduleInput[] = []) => {
     await running?.scheduler.stop();
     running = null;
-    running = await startScheduler(backend, { schedules, lockTtlMs: 5_000, configFile: configFile() }, { defaults });
+    running = await startScheduler(backend, { schedules, schedulerLeaseMs: 3_000, takeoverDelayMs: 500, configFile: configFile() }, { defaults });
     return running;
   };
   const ids = async () => (await backend.listSchedules()).map((s) => `${s.id}:${s.source}`);

@@ -88,7 +88,7 @@ describe.each(STORES)('scheduler on %s', (_name, openStore) => {
     // Downtime: the store's clock is 8 s ahead when the scheduler (re)starts.
     const later = (await store.reopen({ clockOffsetMs: 8_000 }));
     const events: FireEvent[] = [];
-    const scheduler = new Scheduler(later, { leaseMs: 5000, maxSleepMs: 200 });
+    const scheduler = new Scheduler(later, { leaseMs: 5000 });
     scheduler.on('fire', (e) => events.push(e));
     scheduler.start();
     running.push(scheduler);

@@ -30,9 +30,10 @@ export function fireConformance(openStore: OpenStore): void {
       const { backend } = store;
       const fire = enqueueFire('s', 60_000);
       expect((await fireOne(backend, batch('s', [fire])))[0].outcome).toBe('enqueued');
-      expect(await fireOne(backend, batch('s', [fire]))).toEqual([{ fireId: fire.fireId, outcome: 'exists', taskId: null }]);
+      // `exists` names the task the fire enqueued the first time (a scheduler taking over learns the latest run).
+      expect(await fireOne(backend, batch('s', [fire]))).toEqual([{ fireId: fire.fireId, outcome: 'exists', taskId: fire.fireId }]);
       const other = await store.reopen();
-      expect(await fireOne(other, batch('s', [fire]))).toEqual([{ fireId: fire.fireId, outcome: 'exists', taskId: null }]);
+      expect(await fireOne(other, batch('s', [fire]))).toEqual([{ fireId: fire.fireId, outcome: 'exists', taskId: fire.fireId }]);
       const later = await store.later(HOUR);
       expect((await fireOne(later, batch('s', [fire])))[0].outcome).toBe('exists');
       expect(await listAll(backend, 'default', 'queued')).toEqual([fire.fireId]);
@@ -98,10 +99,42 @@ export function fireConformance(openStore: OpenStore): void {
       expect(await listAll(backend, 'reports', 'queued')).toEqual([a.fireId]);
       expect(await backend.fire([])).toEqual([]);
     });
+
+    it('schedules of one queue fire together, each with its own history and overlap, answered in the order asked', async () => {
+      const { backend } = store;
+      const a1 = enqueueFire('a', MINUTE);
+      expect((await fireOne(backend, batch('a', [a1], { overlap: 'skip' })))[0].outcome).toBe('enqueued');
+      const results = await backend.fire([
+        batch('a', [enqueueFire('a', 2 * MINUTE)], { overlap: 'skip', previousTaskId: a1.fireId }),
+        batch('c', [enqueueFire('c', MINUTE, { queue: 'other' })], { queue: 'other' }),
+        batch('b', [enqueueFire('b', MINUTE), missedFire('b', 2 * MINUTE), enqueueFire('b', 3 * MINUTE)], { overlap: 'allow', keepHistory: 2 }),
+      ]);
+      expect(results.map((r) => r.map((f) => f.outcome))).toEqual([['skipped:overlap'], ['enqueued'], ['enqueued', 'missed', 'enqueued']]);
+      expect((await backend.listFires('a', 'default', 10)).map((f) => f.outcome)).toEqual(['skipped:overlap', 'enqueued']);
+      expect((await backend.listFires('b', 'default', 10)).map((f) => f.nominalAt)).toEqual([3 * MINUTE, 2 * MINUTE]);
+      // b's pruned fire stays a no-op, without a task to name.
+      expect(await fireOne(backend, batch('b', [enqueueFire('b', MINUTE)]))).toEqual([{ fireId: fireIdOf('b', MINUTE), outcome: 'exists', taskId: null }]);
+      expect(await listAll(backend, 'other', 'queued')).toEqual([fireIdOf('c', MINUTE)]);
+    });
   });
 
   describe('fire: overlap policies', () => {
     const store = useStore(openStore);
+
+    it('judges overlap by the stored latest run, also when the scheduler does not know it (it took over)', async () => {
+      const { backend } = store;
+      const first = enqueueFire('s', MINUTE);
+      expect((await fireOne(backend, batch('s', [first], { overlap: 'skip' })))[0].outcome).toBe('enqueued');
+      expect(await fireOne(backend, batch('s', [enqueueFire('s', 2 * MINUTE)], { overlap: 'skip', previousTaskId: null }))).toEqual([
+        { fireId: fireIdOf('s', 2 * MINUTE), outcome: 'skipped:overlap', taskId: null },
+      ]);
+      const claimed = await claimTask(backend, first.fireId);
+      await ackOk(backend, completeAck(claimed));
+      expect((await fireOne(backend, batch('s', [enqueueFire('s', 3 * MINUTE)], { overlap: 'skip', previousTaskId: null })))[0].outcome).toBe('enqueued');
+      // cancelPrevious finds it too.
+      expect((await fireOne(backend, batch('s', [enqueueFire('s', 4 * MINUTE)], { overlap: 'cancelPrevious', previousTaskId: null })))[0].outcome).toBe('enqueued');
+      expect((await backend.getTask(fireIdOf('s', 3 * MINUTE)))!.state).toBe('cancelled');
+    });
 
     it('skip: while the previous task is unfinished the fire is skipped:overlap; once it finished, enqueued', async () => {
       const { backend } = store;

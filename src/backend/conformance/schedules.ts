@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ScheduleState } from '../../scheduler/schedule.js';
+import type { Backend } from '../contract.js';
 import { expectCode, HOUR, useStore, type OpenStore } from './harness.js';
 import { definition } from './scheduling-harness.js';
 
@@ -12,6 +13,11 @@ const TTL = 10_000;
 
 function runState(overrides: Partial<ScheduleState> = {}): ScheduleState {
   return { watermark: 1_000, nextRunAt: 61_000, lastFireAt: 1_000, lastOutcome: 'enqueued', lastTaskId: 'task-1', buffered: null, ...overrides };
+}
+
+/** The schedule's updatedAt as a leader would have read it (0 when there is none). */
+async function stamp(backend: Backend, id: string): Promise<number> {
+  return (await backend.getSchedule(id))?.updatedAt ?? 0;
 }
 
 export function scheduleConformance(openStore: OpenStore): void {
@@ -51,7 +57,7 @@ export function scheduleConformance(openStore: OpenStore): void {
       const { backend } = store;
       const created = await backend.createSchedule(definition('s'));
       expect(await backend.advanceSchedules('leader', (await backend.acquireLeadership('leader', TTL))!, [
-        { id: 's', generation: 1, state: runState({ watermark: created.createdAt, nextRunAt: created.createdAt + 60_000, lastTaskId: 'x' }) },
+        { id: 's', generation: 1, updatedAt: await stamp(store.backend, 's'), state: runState({ watermark: created.createdAt, nextRunAt: created.createdAt + 60_000, lastTaskId: 'x' }) },
       ])).toBe(true);
       const later = (await store.later(HOUR));
       const before = await later.now();
@@ -67,7 +73,7 @@ export function scheduleConformance(openStore: OpenStore): void {
       await backend.createSchedule(definition('s'));
       const future = (await backend.now()) + 10 * HOUR;
       const epoch = (await backend.acquireLeadership('leader', TTL))!;
-      await backend.advanceSchedules('leader', epoch, [{ id: 's', generation: 1, state: runState({ watermark: future }) }]);
+      await backend.advanceSchedules('leader', epoch, [{ id: 's', generation: 1, updatedAt: await stamp(store.backend, 's'), state: runState({ watermark: future }) }]);
       expect((await backend.updateSchedule(definition('s', { cron: '0 * * * *' }))).state.watermark).toBe(future);
     });
 
@@ -237,7 +243,7 @@ export function scheduleConformance(openStore: OpenStore): void {
       await backend.createSchedule(definition('b'));
       const epoch = (await backend.acquireLeadership('leader', TTL))!;
       const state = runState({ buffered: { fireId: 'schedule:a:1:120000', nominalAt: 120_000 } });
-      expect(await backend.advanceSchedules('leader', epoch, [{ id: 'a', generation: 1, state }])).toBe(true);
+      expect(await backend.advanceSchedules('leader', epoch, [{ id: 'a', generation: 1, updatedAt: await stamp(backend, 'a'), state }])).toBe(true);
       expect((await backend.getSchedule('a'))!.state).toEqual(state);
       expect((await backend.getSchedule('b'))!.state.lastTaskId).toBeNull();
       expect(await backend.advanceSchedules('leader', epoch, [])).toBe(true);
@@ -246,10 +252,10 @@ export function scheduleConformance(openStore: OpenStore): void {
     it('refuses a caller that does not lead, or leads with another epoch, and changes nothing', async () => {
       const { backend } = store;
       const created = await backend.createSchedule(definition('s'));
-      expect(await backend.advanceSchedules('leader', 1, [{ id: 's', generation: 1, state: runState() }])).toBe(false);
+      expect(await backend.advanceSchedules('leader', 1, [{ id: 's', generation: 1, updatedAt: await stamp(store.backend, 's'), state: runState() }])).toBe(false);
       const epoch = (await backend.acquireLeadership('leader', TTL))!;
-      expect(await backend.advanceSchedules('other', epoch, [{ id: 's', generation: 1, state: runState() }])).toBe(false);
-      expect(await backend.advanceSchedules('leader', epoch + 1, [{ id: 's', generation: 1, state: runState() }])).toBe(false);
+      expect(await backend.advanceSchedules('other', epoch, [{ id: 's', generation: 1, updatedAt: await stamp(store.backend, 's'), state: runState() }])).toBe(false);
+      expect(await backend.advanceSchedules('leader', epoch + 1, [{ id: 's', generation: 1, updatedAt: await stamp(store.backend, 's'), state: runState() }])).toBe(false);
       expect((await backend.getSchedule('s'))!.state).toEqual(created.state);
     });
 
@@ -260,9 +266,9 @@ export function scheduleConformance(openStore: OpenStore): void {
       const later = (await store.later(TTL + 1000));
       const newEpoch = (await later.acquireLeadership('new', TTL))!;
       expect(newEpoch).toBe(oldEpoch + 1);
-      expect(await later.advanceSchedules('old', oldEpoch, [{ id: 's', generation: 1, state: runState({ lastTaskId: 'stale' }) }])).toBe(false);
+      expect(await later.advanceSchedules('old', oldEpoch, [{ id: 's', generation: 1, updatedAt: await stamp(store.backend, 's'), state: runState({ lastTaskId: 'stale' }) }])).toBe(false);
       expect((await later.getSchedule('s'))!.state).toEqual(created.state);
-      expect(await later.advanceSchedules('new', newEpoch, [{ id: 's', generation: 1, state: runState({ lastTaskId: 'fresh' }) }])).toBe(true);
+      expect(await later.advanceSchedules('new', newEpoch, [{ id: 's', generation: 1, updatedAt: await stamp(store.backend, 's'), state: runState({ lastTaskId: 'fresh' }) }])).toBe(true);
       expect((await later.getSchedule('s'))!.state.lastTaskId).toBe('fresh');
     });
 
@@ -271,7 +277,7 @@ export function scheduleConformance(openStore: OpenStore): void {
       await backend.createSchedule(definition('s'));
       const epoch = (await backend.acquireLeadership('leader', TTL))!;
       const later = (await store.later(TTL + 1000));
-      expect(await later.advanceSchedules('leader', epoch, [{ id: 's', generation: 1, state: runState() }])).toBe(false);
+      expect(await later.advanceSchedules('leader', epoch, [{ id: 's', generation: 1, updatedAt: await stamp(store.backend, 's'), state: runState() }])).toBe(false);
     });
 
     it('ignores updates for a stale generation or a missing schedule, and writes the rest', async () => {
@@ -282,9 +288,9 @@ export function scheduleConformance(openStore: OpenStore): void {
       await backend.createSchedule(definition('kept'));
       const epoch = (await backend.acquireLeadership('leader', TTL))!;
       expect(await backend.advanceSchedules('leader', epoch, [
-        { id: 'recreated', generation: 1, state: runState({ lastTaskId: 'old-generation' }) },
-        { id: 'gone', generation: 1, state: runState() },
-        { id: 'kept', generation: 1, state: runState({ lastTaskId: 'written' }) },
+        { id: 'recreated', generation: 1, updatedAt: await stamp(store.backend, 'recreated'), state: runState({ lastTaskId: 'old-generation' }) },
+        { id: 'gone', generation: 1, updatedAt: await stamp(store.backend, 'gone'), state: runState() },
+        { id: 'kept', generation: 1, updatedAt: await stamp(store.backend, 'kept'), state: runState({ lastTaskId: 'written' }) },
       ])).toBe(true);
       expect((await backend.getSchedule('recreated'))!.state).toEqual(fresh.state);
       expect(await backend.getSchedule('gone')).toBeNull();

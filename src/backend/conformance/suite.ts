@@ -21,6 +21,7 @@ import { keepConformance } from './keep.js';
 import { leaseConformance } from './leases.js';
 import { lockConformance } from './locks.js';
 import { operationConformance } from './operations.js';
+import { schedulerConformance } from './schedulers.js';
 import { scheduleConformance } from './schedules.js';
 
 export type { ConformanceStore, OpenStore };
@@ -36,6 +37,7 @@ export function runConformanceSuite(name: string, openStore: OpenStore): void {
     eventsAndWorkersConformance(openStore);
     concurrencyConformance(openStore);
     scheduleConformance(openStore);
+    schedulerConformance(openStore);
     fireConformance(openStore);
     lockConformance(openStore);
   });

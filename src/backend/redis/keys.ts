@@ -50,10 +50,16 @@ export class RedisKeys {
     return `{${this.prefix}:${queue}}:sfires:${scheduleId}`;
   }
 
-  /** Schedule keys, in script order: defs, meta, state, generations, leader. */
+  /** Schedule keys, in script order: defs, meta, state, generations, leader, version. */
   get schedules(): string[] {
     const tag = `{${this.prefix}:schedules}`;
-    return [`${tag}:defs`, `${tag}:meta`, `${tag}:state`, `${tag}:generations`, `${tag}:leader`];
+    return [`${tag}:defs`, `${tag}:meta`, `${tag}:state`, `${tag}:generations`, `${tag}:leader`, `${tag}:version`];
+  }
+
+  /** The scheduler instances' keys (lua/schedulers.lua), in script order: leader, registry, seen, downtime, version. */
+  get schedulers(): string[] {
+    const tag = `{${this.prefix}:schedules}`;
+    return [`${tag}:leader`, `${tag}:schedulers`, `${tag}:schedulers-seen`, `${tag}:downtime`, `${tag}:version`];
   }
 
   /** A lock's keys: owner, fence counter. */

@@ -8,6 +8,7 @@ import {
   type Ack, type AckAndClaimResult, type AckResult, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
   type DailyStat, type EnqueueOutcome, type LeaseRef, type MinuteStat, type QueueInfo, type QueueKeep, type RenewResult, type TaskPage,
   type Unsubscribe, type WorkerInfo, type SchedulingBackend, type LifecycleEvent, type SubscribeOptions, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
+  type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease, type SchedulerStatus,
 } from '../contract.js';
 import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import { RedisScheduleStore } from './schedule-store.js';
@@ -648,12 +649,24 @@ export class RedisBackend implements SchedulingBackend {
     return this.scheduling.releaseLeadership(holder);
   }
 
+  checkInScheduler(instance: SchedulerInstance, options: { leaseMs: number; bid: boolean }): Promise<SchedulerCheckIn> {
+    return this.scheduling.checkInScheduler(instance, options);
+  }
+
+  leaveSchedulers(id: string): Promise<void> {
+    return this.scheduling.leaveSchedulers(id);
+  }
+
+  listSchedulers(): Promise<{ instances: SchedulerStatus[]; lease: SchedulerLease | null }> {
+    return this.scheduling.listSchedulers();
+  }
+
   fire(batches: FireBatch[]): Promise<FireResult[][]> {
     return this.scheduling.fire(batches);
   }
 
-  advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[]): Promise<boolean> {
-    return this.scheduling.advanceSchedules(holder, epoch, updates);
+  advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[], firedThrough?: number): Promise<boolean> {
+    return this.scheduling.advanceSchedules(holder, epoch, updates, firedThrough);
   }
 
   listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]> {

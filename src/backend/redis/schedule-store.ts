@@ -1,9 +1,13 @@
-/** Schedules, fires, the leader lease and locks on Redis (lua/schedule-*.lua, fire.lua, leader.lua, lock.lua). */
+/** Schedules, fires, the scheduler instances and locks on Redis (lua/schedule-*.lua, fire.lua, schedulers.lua, lock.lua). */
 import type { Redis } from 'ioredis';
 import { TasklineError } from '../../core/errors.js';
 import { isTaskState } from '../../core/task.js';
 import type { Schedule, ScheduleDefinition, ScheduleState } from '../../scheduler/schedule.js';
-import type { FireBatch, FireOutcome, FireRecord, FireResult, LockStore, ScheduleStore, ScheduleUpdate } from '../contract.js';
+import {
+  MAX_DOWNTIME_GAPS,
+  type FireBatch, type FireOutcome, type FireRecord, type FireResult, type LockStore, type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease,
+  type SchedulerStatus, type ScheduleStore, type ScheduleUpdate,
+} from '../contract.js';
 import { validateLockKey } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
 import type { RedisKeys } from './keys.js';
@@ -25,9 +29,9 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
 
   private async save(mode: string, id: string, definition = '', extra: string | number = -1, note = ''): Promise<string> {
     const { redis, scripts, keys, offset } = this.scope;
-    const [defs, meta, state, generations] = keys.schedules;
+    const [defs, meta, state, generations, , version] = keys.schedules;
     return String(
-      await this.scope.call(() => scripts.run(redis, 'schedule-save', [defs, meta, state, generations], [offset, mode, id, definition, extra, note])),
+      await this.scope.call(() => scripts.run(redis, 'schedule-save', [defs, meta, state, generations, version], [offset, mode, id, definition, extra, note])),
     );
   }
 
@@ -89,37 +93,92 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
       .map((id) => decodeSchedule(allDefs[id], allMeta[id], allState[id] ?? null));
   }
 
-  async acquireLeadership(holder: string, ttlMs: number): Promise<number | null> {
+  private schedulers(mode: string, holder: string, ttlMs: number, extra: (string | number)[] = []): Promise<unknown> {
     const { redis, scripts, keys, offset } = this.scope;
-    const reply = (await this.scope.call(() => scripts.run(redis, 'leader', [keys.schedules[4]], [offset, 'acquire', holder, ttlMs]))) as number[];
+    return this.scope.call(() => scripts.run(redis, 'schedulers', keys.schedulers, [offset, mode, holder, ttlMs, ...extra]));
+  }
+
+  async acquireLeadership(holder: string, ttlMs: number): Promise<number | null> {
+    const reply = (await this.schedulers('acquire', holder, ttlMs)) as number[];
     return reply[0] > 0 ? reply[0] : null;
   }
 
   async releaseLeadership(holder: string): Promise<void> {
-    const { redis, scripts, keys, offset } = this.scope;
-    await this.scope.call(() => scripts.run(redis, 'leader', [keys.schedules[4]], [offset, 'release', holder, 0]));
+    await this.schedulers('release', holder, 0);
   }
 
+  async checkInScheduler(instance: SchedulerInstance, options: { leaseMs: number; bid: boolean }): Promise<SchedulerCheckIn> {
+    const reply = (await this.schedulers('checkin', instance.id, options.leaseMs, [options.bid ? 1 : 0, JSON.stringify(instance), MAX_DOWNTIME_GAPS])) as (
+      | number
+      | string
+    )[];
+    const [now, mine, holder, epoch, expires, through, version, since, gaps] = reply;
+    return {
+      now: Number(now),
+      epoch: Number(mine) > 0 ? Number(mine) : null,
+      lease: decodeLease(holder, epoch, expires, through),
+      schedulesVersion: Number(version),
+      downtime: { since: Number(since), gaps: JSON.parse(String(gaps)) as [number, number][] },
+    };
+  }
+
+  async leaveSchedulers(id: string): Promise<void> {
+    await this.schedulers('leave', id, 0);
+  }
+
+  async listSchedulers(): Promise<{ instances: SchedulerStatus[]; lease: SchedulerLease | null }> {
+    const reply = (await this.schedulers('list', '', 0)) as (number | string)[];
+    const lease = decodeLease(reply[1], reply[2], reply[3], reply[4]);
+    const instances: SchedulerStatus[] = [];
+    for (let i = 5; i < reply.length; i += 2) {
+      const entry = JSON.parse(String(reply[i + 1])) as { seen: number; instance: SchedulerInstance };
+      const leader = lease !== null && lease.holder === entry.instance.id;
+      instances.push({ ...entry.instance, lastSeenAt: entry.seen, leader, epoch: leader ? lease.epoch : null });
+    }
+    return { instances: instances.sort((a, b) => a.startedAt - b.startedAt || a.id.localeCompare(b.id)), lease };
+  }
+
+  /** The fires of each queue in one fire.lua call; all calls in one round trip. */
   async fire(batches: FireBatch[]): Promise<FireResult[][]> {
     if (batches.length === 0) return [];
     this.scope.register(batches.map((b) => b.queue));
-    const calls = batches.map((batch) => {
-      const args: (string | number)[] = [batch.scheduleId, batch.overlap, batch.previousTaskId ?? '', batch.keepHistory, batch.fires.length];
-      for (const fire of batch.fires) {
-        const task = fire.task;
-        args.push(fire.fireId, fire.nominalAt, fire.action, fire.reason ?? '', task ? encodeRecordFragment(task) : '', task ? task.payload : '', task?.runAt ?? -1);
-      }
-      return this.scope.queueScript('fire', batch.queue, args, [this.scope.keys.fireHistory(batch.queue, batch.scheduleId)]);
+    const byQueue = new Map<string, number[]>();
+    batches.forEach((batch, i) => {
+      const list = byQueue.get(batch.queue);
+      if (list) list.push(i);
+      else byQueue.set(batch.queue, [i]);
     });
-    const replies = (await this.scope.call(() => this.scope.scripts.runMany(this.scope.redis, calls))) as [string, string, string][][];
-    return replies.map((reply) => reply.map(([fireId, outcome, taskId]) => ({ fireId, outcome: outcome as FireOutcome, taskId: taskId === '' ? null : taskId })));
+    const groups = [...byQueue.values()];
+    const calls = groups.map((indexes) => {
+      const queue = batches[indexes[0]].queue;
+      const args: (string | number)[] = [indexes.length];
+      const histories: string[] = [];
+      for (const i of indexes) {
+        const batch = batches[i];
+        histories.push(this.scope.keys.fireHistory(queue, batch.scheduleId));
+        args.push(batch.scheduleId, batch.overlap, batch.previousTaskId ?? '', batch.keepHistory, batch.fires.length);
+        for (const fire of batch.fires) {
+          const task = fire.task;
+          args.push(fire.fireId, fire.nominalAt, fire.action, fire.reason ?? '', task ? encodeRecordFragment(task) : '', task ? task.payload : '', task?.runAt ?? -1);
+        }
+      }
+      return this.scope.queueScript('fire', queue, args, histories);
+    });
+    const replies = (await this.scope.call(() => this.scope.scripts.runMany(this.scope.redis, calls))) as [string, string, string][][][];
+    const results: FireResult[][] = new Array<FireResult[]>(batches.length);
+    groups.forEach((indexes, g) => {
+      indexes.forEach((batchIndex, s) => {
+        results[batchIndex] = replies[g][s].map(([fireId, outcome, taskId]) => ({ fireId, outcome: outcome as FireOutcome, taskId: taskId === '' ? null : taskId }));
+      });
+    });
+    return results;
   }
 
-  async advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[]): Promise<boolean> {
+  async advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[], firedThrough?: number): Promise<boolean> {
     const { redis, scripts, keys, offset } = this.scope;
     const [, meta, state, , leader] = keys.schedules;
-    const args: (string | number)[] = [offset, holder, epoch];
-    for (const update of updates) args.push(update.id, update.generation, JSON.stringify(update.state));
+    const args: (string | number)[] = [offset, holder, epoch, firedThrough ?? -1];
+    for (const update of updates) args.push(update.id, update.generation, update.updatedAt, JSON.stringify(update.state));
     const written = Number(await this.scope.call(() => scripts.run(redis, 'schedule-advance', [meta, state, leader], args)));
     return written >= 0;
   }
@@ -170,7 +229,7 @@ function notFound(id: string): TasklineError {
 
 function decodeSchedule(def: string, meta: string, state: string | null): Schedule {
   const definition = JSON.parse(def) as Omit<ScheduleDefinition, 'paused' | 'pauseNote' | 'pausedUntil'>;
-  const m = JSON.parse(meta) as { g: number; c: number; u: number; p?: boolean; pn?: string; pu?: number };
+  const m = JSON.parse(meta) as { g: number; c: number; u: number; p?: boolean; pn?: string; pu?: number; ra?: number };
   const s = (state ? JSON.parse(state) : {}) as Partial<ScheduleState>;
   return {
     ...definition,
@@ -180,6 +239,7 @@ function decodeSchedule(def: string, meta: string, state: string | null): Schedu
     generation: m.g,
     createdAt: m.c,
     updatedAt: m.u,
+    resumedAt: m.ra ?? null,
     state: {
       watermark: s.watermark ?? m.c,
       nextRunAt: s.nextRunAt ?? null,
@@ -189,4 +249,10 @@ function decodeSchedule(def: string, meta: string, state: string | null): Schedu
       buffered: s.buffered ?? null,
     },
   };
+}
+
+function decodeLease(holder: unknown, epoch: unknown, expires: unknown, through: unknown): SchedulerLease | null {
+  if (typeof holder !== 'string' || holder === '') return null;
+  const fired = Number(through);
+  return { holder, epoch: Number(epoch), expiresAt: Number(expires), firedThrough: fired >= 0 ? fired : null };
 }

@@ -8,8 +8,8 @@ const QUEUE_SCRIPTS = [
   'enqueue', 'claim', 'ack', 'ack-claim', 'renew', 'recover', 'forward', 'cleanup', 'operate', 'operate-all', 'progress', 'queue-info',
   'fire', 'fire-history',
 ] as const;
-/** Scripts on other keys (schedules, leader lease, locks): the clock prelude only. */
-const PLAIN_SCRIPTS = ['schedule-save', 'schedule-advance', 'leader', 'lock'] as const;
+/** Scripts on other keys (schedules, scheduler instances, locks): the clock prelude only. */
+const PLAIN_SCRIPTS = ['schedule-save', 'schedule-advance', 'schedulers', 'lock'] as const;
 export const SCRIPT_NAMES = [...QUEUE_SCRIPTS, ...PLAIN_SCRIPTS] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -18,7 +18,8 @@ export function fireBatches(t: Transition, batches: FireBatch[]): FireResult[][]
 }
 
 /**
- * One schedule's fires. A fire recorded before, or at or below the pruned floor, is `exists`.
+ * One schedule's fires. A fire recorded before, or at or below the pruned floor, is `exists` (with
+ * the task it enqueued then, if its record is kept).
  * Overlap (enqueue fires only, while the previous task is unfinished): skip → skipped:overlap;
  * allow → enqueued; cancelPrevious → the previous task is cancelled (or asked to stop) and the
  * fire enqueued; bufferOne → the first such fire is `busy` and not recorded (the scheduler holds
@@ -26,13 +27,16 @@ export function fireBatches(t: Transition, batches: FireBatch[]): FireResult[][]
  */
 function fireBatch(t: Transition, batch: FireBatch): FireResult[] {
   const floor = t.get<{ floor: number }>('SELECT floor FROM schedule_fire_floors WHERE queue = ? AND schedule_id = ?', batch.queue, batch.scheduleId)?.floor ?? -1;
-  let previous = batch.previousTaskId;
+  let previous = batch.overlap === 'allow' ? batch.previousTaskId : latestRun(t, batch);
   let holding = false;
   const results = batch.fires.map((fire): FireResult => {
     let outcome: FireOutcome;
     let taskId: string | null = null;
-    if (fire.nominalAt <= floor || t.get('SELECT 1 FROM schedule_fires WHERE fire_id = ?', fire.fireId)) {
+    const recorded = fire.nominalAt <= floor ? undefined : t.get<{ task_id: string | null }>('SELECT task_id FROM schedule_fires WHERE fire_id = ?', fire.fireId);
+    if (fire.nominalAt <= floor || recorded) {
       outcome = 'exists';
+      taskId = recorded?.task_id ?? null;
+      if (taskId !== null) previous = taskId;
     } else if (fire.action === 'missed') {
       outcome = 'missed';
     } else if (fire.action === 'skipped') {
@@ -65,6 +69,19 @@ function fireBatch(t: Transition, batch: FireBatch): FireResult[] {
   });
   pruneHistory(t, batch);
   return results;
+}
+
+/**
+ * The schedule's latest run: the task of its newest fire record (by nominal time) that enqueued
+ * one; else the scheduler's word. Overlap is judged by what is stored, so a scheduler taking over
+ * from one that died after a fire (before writing its run state) sees that fire's task.
+ */
+function latestRun(t: Transition, batch: FireBatch): string | null {
+  const row = t.get<{ task_id: string }>(
+    'SELECT task_id FROM schedule_fires WHERE queue = ? AND schedule_id = ? AND task_id IS NOT NULL ORDER BY nominal_at DESC LIMIT 1',
+    batch.queue, batch.scheduleId,
+  );
+  return row?.task_id ?? batch.previousTaskId;
 }
 
 function unfinished(t: Transition, taskId: string): boolean {

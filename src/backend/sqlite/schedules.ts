@@ -1,12 +1,13 @@
 /**
- * Schedules (DESIGN §6) on SQLite: storage and generations, pause and resume, the scheduler's
- * leader lease and the fenced write of run state. The SQLite counterpart of
- * redis/lua/schedule-save.lua, leader.lua and schedule-advance.lua, with the same semantics.
+ * Schedules (DESIGN §6) on SQLite: storage and generations, pause and resume, and the fenced
+ * write of run state. The SQLite counterpart of redis/lua/schedule-save.lua and
+ * schedule-advance.lua, with the same semantics; the lease itself is in schedulers.ts.
  */
 import { TasklineError } from '../../core/errors.js';
 import type { Schedule, ScheduleDefinition, ScheduleState } from '../../scheduler/schedule.js';
 import type { ScheduleUpdate } from '../contract.js';
 import type { StatementCache } from './database.js';
+import { currentLease } from './schedulers.js';
 import type { Transition } from './transition.js';
 
 /** A `schedules` row (see migrations/0002_schedules.sql). */
@@ -19,6 +20,7 @@ interface ScheduleRow {
   paused: number;
   pause_note: string | null;
   paused_until: number | null;
+  resumed_at: number | null;
   state: string;
 }
 
@@ -61,6 +63,7 @@ function decodeSchedule(row: ScheduleRow): Schedule {
     generation: row.generation,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    resumedAt: row.resumed_at,
     state: {
       watermark: state.watermark ?? row.created_at,
       nextRunAt: state.nextRunAt ?? null,
@@ -70,6 +73,11 @@ function decodeSchedule(row: ScheduleRow): Schedule {
       buffered: state.buffered ?? null,
     },
   };
+}
+
+/** Every change of a schedule moves the version, so schedulers know to read the schedules again. */
+function bumpVersion(t: Transition): void {
+  t.run('UPDATE scheduler_downtime SET schedules_version = schedules_version + 1 WHERE id = 1');
 }
 
 function readSchedule(t: Transition, id: string): Schedule {
@@ -92,6 +100,7 @@ function insertSchedule(t: Transition, definition: ScheduleDefinition): void {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     definition.id, storedDefinition(definition), generation, t.now, t.now, p.paused, p.pause_note, p.paused_until, JSON.stringify(state),
   );
+  bumpVersion(t);
 }
 
 /**
@@ -116,22 +125,33 @@ export function saveSchedule(t: Transition, mode: 'create' | 'update' | 'upsert'
     'UPDATE schedules SET definition = ?, updated_at = ?, paused = ?, pause_note = ?, paused_until = ?, state = ? WHERE id = ?',
     storedDefinition(definition), t.now, p.paused, p.pause_note, p.paused_until, JSON.stringify(state), definition.id,
   );
+  bumpVersion(t);
   return readSchedule(t, definition.id);
 }
 
 /** Returns false when there was no such schedule. Its generation counter is kept. */
 export function deleteSchedule(t: Transition, id: string): boolean {
-  return t.run('DELETE FROM schedules WHERE id = ?', id).changes > 0;
+  const deleted = t.run('DELETE FROM schedules WHERE id = ?', id).changes > 0;
+  if (deleted) bumpVersion(t);
+  return deleted;
 }
 
-/** Pauses (with a note and an until time) or resumes. Throws TL_SCHEDULE_NOT_FOUND. */
+/**
+ * Pauses (with a note and an until time) or resumes. Throws TL_SCHEDULE_NOT_FOUND. Resuming a
+ * paused schedule records when its pause ended (the resume, or its until time when that came
+ * first): fires up to then go to the catch-up policy.
+ */
 export function setSchedulePaused(t: Transition, id: string, paused: boolean, options: { note?: string | null; until?: number | null } = {}): Schedule {
+  const row = t.get<ScheduleRow>(SELECT_SCHEDULE, id);
+  if (!row) throw notFound(id);
   const p = pause(paused, options.note, options.until);
-  const { changes } = t.run(
-    'UPDATE schedules SET paused = ?, pause_note = ?, paused_until = ?, updated_at = ? WHERE id = ?',
-    p.paused, p.pause_note, p.paused_until, t.now, id,
+  let resumedAt = row.resumed_at;
+  if (!paused && row.paused === 1) resumedAt = row.paused_until !== null && row.paused_until < t.now ? row.paused_until : t.now;
+  t.run(
+    'UPDATE schedules SET paused = ?, pause_note = ?, paused_until = ?, resumed_at = ?, updated_at = ? WHERE id = ?',
+    p.paused, p.pause_note, p.paused_until, resumedAt, t.now, id,
   );
-  if (changes === 0) throw notFound(id);
+  bumpVersion(t);
   return readSchedule(t, id);
 }
 
@@ -144,42 +164,20 @@ export function listSchedules(sql: StatementCache): Schedule[] {
   return (sql.get('SELECT * FROM schedules ORDER BY id').all() as ScheduleRow[]).map(decodeSchedule);
 }
 
-// ── the leader lease ─────────────────────────────────────────────────────────
-
-interface LeaderRow {
-  holder: string;
-  epoch: number;
-  expires_at: number;
-}
-
-/**
- * Takes the lease when it is free or expired (the epoch goes up by one), or renews it for its
- * holder (same epoch). Returns the epoch, or null while another holder's lease is valid.
- */
-export function acquireLeadership(t: Transition, holder: string, ttlMs: number): number | null {
-  const current = t.get<LeaderRow>('SELECT holder, epoch, expires_at FROM scheduler_leader WHERE id = 1');
-  const valid = current !== undefined && current.expires_at > t.now;
-  if (valid && current.holder !== holder) return null;
-  const epoch = valid ? current.epoch : (current?.epoch ?? 0) + 1;
-  t.run('INSERT OR REPLACE INTO scheduler_leader (id, holder, epoch, expires_at) VALUES (1, ?, ?, ?)', holder, epoch, t.now + ttlMs);
-  return epoch;
-}
-
-/** Frees the lease if `holder` holds it (the epoch is kept, so the next holder's is greater). */
-export function releaseLeadership(t: Transition, holder: string): void {
-  t.run('UPDATE scheduler_leader SET expires_at = 0 WHERE id = 1 AND holder = ?', holder);
-}
-
 /**
  * Writes run state only while `holder` leads with `epoch` (a deposed leader's late writes change
- * nothing): returns false when fenced out. Updates for another generation or a deleted schedule
- * are ignored.
+ * nothing): returns false when fenced out. Updates for another generation, a deleted schedule or
+ * one changed since the leader read it are skipped. `firedThrough` records the leader's progress.
  */
-export function advanceSchedules(t: Transition, holder: string, epoch: number, updates: ScheduleUpdate[]): boolean {
-  const leader = t.get<LeaderRow>('SELECT holder, epoch, expires_at FROM scheduler_leader WHERE id = 1');
-  if (!leader || leader.holder !== holder || leader.epoch !== epoch || leader.expires_at <= t.now) return false;
+export function advanceSchedules(t: Transition, holder: string, epoch: number, updates: ScheduleUpdate[], firedThrough?: number): boolean {
+  const lease = currentLease(t);
+  if (!lease || lease.holder !== holder || lease.epoch !== epoch) return false;
+  if (firedThrough !== undefined) t.run('UPDATE scheduler_leader SET fired_through = ? WHERE id = 1', firedThrough);
   for (const update of updates) {
-    t.run('UPDATE schedules SET state = ? WHERE id = ? AND generation = ?', JSON.stringify(update.state), update.id, update.generation);
+    t.run(
+      'UPDATE schedules SET state = ? WHERE id = ? AND generation = ? AND updated_at = ?',
+      JSON.stringify(update.state), update.id, update.generation, update.updatedAt,
+    );
   }
   return true;
 }

@@ -6,7 +6,7 @@
  * - transition.ts the bookkeeping of one write transaction;      lifecycle.ts  moves between states
  * - enqueue.ts, claim.ts, ack.ts, maintenance.ts, operate.ts     the transitions
  * - inspect.ts, workers.ts                                       reading; the worker registry
- * - schedules.ts, fires.ts, locks.ts                             schedules, their fires, the leader lease; locks
+ * - schedules.ts, fires.ts, schedulers.ts, locks.ts              schedules, their fires, the scheduler instances; locks
  * - notifier.ts   waking waiting workers and subscribers, across processes
  */
 import type Database from 'better-sqlite3';
@@ -17,7 +17,7 @@ import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
   QueueInfo, QueueKeep, RenewResult, TaskPage, Unsubscribe, WorkerInfo, SubscribeOptions,
-  FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend,
+  FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerLease, SchedulerStatus,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
 import { validateLockKey, validateQueueKeep } from '../shared.js';
@@ -32,7 +32,9 @@ import { acquireLock, extendLock, releaseLock } from './locks.js';
 import { deleteExpiredTasks, recoverExpiredLeases } from './maintenance.js';
 import { Notifier } from './notifier.js';
 import { BULK_BATCH, operateBatch, operateTask, type Action } from './operate.js';
+import * as schedulers from './schedulers.js';
 import * as schedules from './schedules.js';
+import { HostClock } from './host-clock.js';
 import { Transition } from './transition.js';
 import { listWorkers, pruneWorkers, recordHeartbeat, removeWorker } from './workers.js';
 
@@ -65,6 +67,7 @@ export class SqliteBackend implements SchedulingBackend {
   private readonly sql: StatementCache;
   private readonly notifier: Notifier;
   private readonly offset: number;
+  private readonly hostClock = new HostClock();
   private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
   /** Each queue's signal as of this backend's last claim from it or wait on it (see Notifier.waitForSignal). */
   private readonly seenSignals = new Map<string, number>();
@@ -88,8 +91,9 @@ export class SqliteBackend implements SchedulingBackend {
     return new SqliteBackend(db, options);
   }
 
+  /** The store's clock: the host kernel's (see host-clock.ts), plus a test offset. */
   private clock(): number {
-    return Date.now() + this.offset;
+    return this.hostClock.now() + this.offset;
   }
 
   private ensureOpen(): void {
@@ -335,11 +339,23 @@ export class SqliteBackend implements SchedulingBackend {
   }
 
   async acquireLeadership(holder: string, ttlMs: number): Promise<number | null> {
-    return this.write((t) => schedules.acquireLeadership(t, holder, ttlMs));
+    return this.write((t) => schedulers.acquireLeadership(t, holder, ttlMs));
   }
 
   async releaseLeadership(holder: string): Promise<void> {
-    await this.write((t) => schedules.releaseLeadership(t, holder));
+    await this.write((t) => schedulers.releaseLeadership(t, holder));
+  }
+
+  async checkInScheduler(instance: SchedulerInstance, options: { leaseMs: number; bid: boolean }): Promise<SchedulerCheckIn> {
+    return this.write((t) => schedulers.checkInScheduler(t, instance, options));
+  }
+
+  async leaveSchedulers(id: string): Promise<void> {
+    await this.write((t) => schedulers.leaveSchedulers(t, id));
+  }
+
+  async listSchedulers(): Promise<{ instances: SchedulerStatus[]; lease: SchedulerLease | null }> {
+    return this.read((now) => schedulers.listSchedulers(new Transition(this.sql, now)));
   }
 
   /** All batches in one transaction: each fire is recorded and its task enqueued together. */
@@ -348,8 +364,8 @@ export class SqliteBackend implements SchedulingBackend {
     return this.write((t) => fireBatches(t, batches));
   }
 
-  async advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[]): Promise<boolean> {
-    return this.write((t) => schedules.advanceSchedules(t, holder, epoch, updates));
+  async advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[], firedThrough?: number): Promise<boolean> {
+    return this.write((t) => schedules.advanceSchedules(t, holder, epoch, updates, firedThrough));
   }
 
   async listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]> {
@@ -376,5 +392,6 @@ export class SqliteBackend implements SchedulingBackend {
     this.closed = true;
     this.notifier.close();
     this.db.close();
+    this.hostClock.close();
   }
 }

@@ -48,6 +48,8 @@ export function registerDevCommand(program: Command): void {
         const notYet = ['dashboard'];
         // Listening before "ready" is printed: a signal right after it stops gracefully.
         const shutdown = listenForShutdown();
+        // Started before the banner, which names the leader; its first fires follow the banner.
+        await scheduling.start();
         if (ctx.out.json) {
           ctx.out.event({
             event: 'started', version: VERSION, backend: ctx.backendLabel, worker: { id: worker.id, queues: EXAMPLE_QUEUES, concurrency: options.concurrency },
@@ -66,7 +68,7 @@ export function registerDevCommand(program: Command): void {
           ctx.out.line(`  try         ${invocation()} enqueue report:generate '{"title":"Demo"}' --definitions ${definitionsPath()} --wait`);
           ctx.out.line('ready — Ctrl-C stops (running tasks finish first)');
         }
-        scheduling.start(); // after the banner, so that its events follow it
+        scheduling.report(); // after the banner, so that its events follow it
         await runUntilSignal(ctx, worker, [scheduling, api], shutdown);
       }),
     );

@@ -22,7 +22,7 @@ export function registerServerCommand(program: Command): void {
     .option('--no-scheduler', 'serve the API only; do not run the scheduler in this process')
     .action(async (options: ServerCommandOptions, command: Command) =>
       withContext(command, async (ctx) => {
-        const [{ startTaskCenter }, { alertOptionsFromEnv }, { createLogger }, { reportFires, startScheduler }] = await Promise.all([
+        const [{ startTaskCenter }, { alertOptionsFromEnv }, { createLogger }, { reportFires, schedulerBanner, startScheduler }] = await Promise.all([
           import('../../server/task-center.js'),
           import('../../server/alerts.js'),
           import('../../observability/logging.js'),
@@ -35,7 +35,7 @@ export function registerServerCommand(program: Command): void {
         const alerts = alertOptionsFromEnv();
         const backend = await ctx.backend({ create: true });
         const scheduling = options.scheduler !== false
-          ? await startScheduler(backend, ctx.settings, { beforeStart: (scheduler) => reportFires(ctx, scheduler) })
+          ? await startScheduler(backend, ctx.settings)
           : null;
         const center = await startTaskCenter({
           backend,
@@ -53,14 +53,18 @@ export function registerServerCommand(program: Command): void {
         });
         const shutdown = listenForShutdown();
         try {
-          if (ctx.out.json) ctx.out.event({ event: 'started', version: VERSION, url: center.url, backend: ctx.backendLabel, scheduler: center.scheduler !== null, at: Date.now() });
+          const banner = scheduling ? await schedulerBanner(scheduling.scheduler) : null;
+          if (ctx.out.json) ctx.out.event({ event: 'started', version: VERSION, url: center.url, backend: ctx.backendLabel, scheduler: banner?.json ?? { running: false }, at: Date.now() });
           else {
             ctx.out.line(`taskline server ${VERSION} on ${ctx.backendLabel}`);
             ctx.out.line(`  api         ${center.url}/api/v1 (OpenAPI at ${center.url}/openapi.json)`);
             ctx.out.line(`  metrics     ${center.url}/metrics · health ${center.url}/healthz · ready ${center.url}/readyz`);
-            ctx.out.line(`  scheduler   ${center.scheduler ? 'running' : 'off'}${alerts ? ` · alerts to ${alerts.webhooks.length} webhook(s)` : ''}`);
+            ctx.out.line(`  scheduler   ${banner?.line ?? 'off'}`);
+            if (alerts) ctx.out.line(`  alerts      to ${alerts.webhooks.length} webhook(s)`);
             ctx.out.line('ready — SIGTERM/SIGINT stops');
           }
+          // After the banner, which names the leader of the first check-in: later changes follow it.
+          if (scheduling) reportFires(ctx, scheduling.scheduler);
           const signal = await shutdown.received;
           process.stderr.write(`taskline: ${signal}: stopping the task center\n`);
           await center.stop();

@@ -1,20 +1,20 @@
--- Records fires of one schedule and enqueues their tasks, each at most once: a fire id that was
--- recorded before (or lies below the pruned floor) is a no-op. The task id is the fire id.
--- KEYS FIRST_EXTRA_KEY (after the queue keys): the schedule's fire history (zset nominal -> fire id).
--- ARGV 4 schedule id, 5 overlap policy, 6 previous task id ('' none), 7 history kept (count),
--- 8 count; then per fire 7 fields: fire id, nominal ms, action (enqueue | missed | skipped),
--- reason, task record fragment, payload, runAt ms (-1: now).
--- Overlap: skip | allow | cancelPrevious | bufferOne: while the previous run is unfinished the
+-- Records fires of the schedules enqueueing into one queue and enqueues their tasks, each fire at
+-- most once: a fire id that was recorded before (or lies below its schedule's pruned floor) is a
+-- no-op. The task id is the fire id. One call carries every schedule's fires of a tick.
+-- KEYS FIRST_EXTRA_KEY… (after the queue keys): each schedule's fire history (zset nominal ->
+-- fire id), in the order of the schedules in ARGV.
+-- ARGV 4 number of schedules; then per schedule a header of 5 fields: schedule id, overlap
+-- policy, previous task id ('' none), history kept (count), number of fires; then per fire 7
+-- fields: fire id, nominal ms, action (enqueue | missed | skipped), reason, task record
+-- fragment, payload, runAt ms (-1: now).
+-- Overlap: skip | allow | cancelPrevious | bufferOne: while the previous run (see latest_run) is unfinished the
 -- first such fire answers 'busy' and is not recorded (the scheduler holds it and sends it again
--- first next time); later ones in the batch are skipped.
--- Returns per fire { fire id, outcome, task id or '' }; outcome: enqueued | missed |
--- skipped:<reason> | exists | busy.
-local K_HISTORY = KEYS[FIRST_EXTRA_KEY]
-local schedule, overlap, previous, keep = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7])
-local count = tonumber(ARGV[8])
-local floor = tonumber(redis.call('HGET', K_FIRE_FLOOR, schedule) or '-1')
+-- first next time); later ones of the schedule are skipped.
+-- Returns per schedule, per fire { fire id, outcome, task id or '' }; outcome: enqueued | missed |
+-- skipped:<reason> | exists (with the task that fire enqueued, if its record is kept) | busy.
+local schedules = tonumber(ARGV[4])
 local out = {}
-local holding = false
+local at = 4
 
 local function unfinished(id)
   if id == '' then return nil end
@@ -23,60 +23,97 @@ local function unfinished(id)
   return nil
 end
 
-local function record(fire_id, nominal, outcome, task_id)
+local function record(history, fire_id, nominal, outcome, task_id)
   local entry = { f = fire_id, n = nominal, o = outcome }
   if task_id ~= '' then
     entry.t = task_id
     entry.e = NOW
   end
   redis.call('HSET', K_FIRES, fire_id, cjson.encode(entry))
-  redis.call('ZADD', K_HISTORY, nominal, fire_id)
-end
-
-for i = 1, count do
-  local base = 8 + (i - 1) * 7
-  local fire_id, nominal, action, reason = ARGV[base + 1], tonumber(ARGV[base + 2]), ARGV[base + 3], ARGV[base + 4]
-  local outcome, task_id = nil, ''
-  if nominal <= floor or redis.call('HEXISTS', K_FIRES, fire_id) == 1 then
-    outcome = 'exists'
-  elseif action == 'missed' then
-    outcome = 'missed'
-  elseif action == 'skipped' then
-    outcome = 'skipped:' .. reason
-  else
-    local prev = unfinished(previous)
-    if prev and overlap == 'skip' then
-      outcome = 'skipped:overlap'
-    elseif prev and overlap == 'bufferOne' then
-      if holding then outcome = 'skipped:overlap' else outcome = 'busy' end
-      holding = true
-    else
-      if prev and overlap == 'cancelPrevious' then OPERATIONS.cancel(previous, prev, { cancelled = 2592000000 }) end
-      local state = store_task(fire_id, ARGV[base + 5], ARGV[base + 6], -1, tonumber(ARGV[base + 7]), nil, 0)
-      if state == 'id' then
-        outcome = 'exists'
-      else
-        outcome = 'enqueued'
-        task_id = fire_id
-        previous = fire_id
-      end
-    end
-  end
-  if outcome ~= 'exists' and outcome ~= 'busy' then record(fire_id, nominal, outcome, task_id) end
-  out[i] = { fire_id, outcome, task_id }
+  redis.call('ZADD', history, nominal, fire_id)
 end
 
 -- Bounded history: prune the oldest records and remember up to where, so a pruned fire stays
 -- a no-op.
-local excess = redis.call('ZCARD', K_HISTORY) - keep
-if excess > 0 then
-  local old = redis.call('ZRANGE', K_HISTORY, 0, excess - 1, 'WITHSCORES')
+local function prune(history, schedule, keep)
+  local excess = redis.call('ZCARD', history) - keep
+  if excess <= 0 then return end
+  local old = redis.call('ZRANGE', history, 0, excess - 1, 'WITHSCORES')
   local ids = {}
   for j = 1, #old, 2 do ids[#ids + 1] = old[j] end
   redis.call('HDEL', K_FIRES, unpack(ids))
-  redis.call('ZREMRANGEBYRANK', K_HISTORY, 0, excess - 1)
+  redis.call('ZREMRANGEBYRANK', history, 0, excess - 1)
   redis.call('HSET', K_FIRE_FLOOR, schedule, old[#old])
 end
+
+-- The task an earlier handling of the fire enqueued, or '' (none, or its record was pruned).
+local function recorded_task(fire_id)
+  local raw = redis.call('HGET', K_FIRES, fire_id)
+  if not raw then return '' end
+  return cjson.decode(raw).t or ''
+end
+
+-- The schedule's latest run: the task of its newest fire record (by nominal time) that enqueued
+-- one, among the last 20; else the scheduler's word. Overlap is judged by what is stored, so a
+-- scheduler taking over from one that died after a fire (before writing its run state) sees
+-- that fire's task.
+local function latest_run(history, fallback)
+  local recent = redis.call('ZREVRANGE', history, 0, 19)
+  for _, fire_id in ipairs(recent) do
+    local task = recorded_task(fire_id)
+    if task ~= '' then return task end
+  end
+  return fallback
+end
+
+for s = 1, schedules do
+  local history = KEYS[FIRST_EXTRA_KEY + s - 1]
+  local schedule, overlap, previous, keep, count = ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], tonumber(ARGV[at + 4]), tonumber(ARGV[at + 5])
+  at = at + 5
+  if overlap ~= 'allow' then previous = latest_run(history, previous) end
+  local floor = tonumber(redis.call('HGET', K_FIRE_FLOOR, schedule) or '-1')
+  local holding = false
+  local results = {}
+  for i = 1, count do
+    local fire_id, nominal, action, reason = ARGV[at + 1], tonumber(ARGV[at + 2]), ARGV[at + 3], ARGV[at + 4]
+    local outcome, task_id = nil, ''
+    if nominal <= floor then
+      outcome = 'exists'
+    elseif redis.call('HEXISTS', K_FIRES, fire_id) == 1 then
+      outcome = 'exists'
+      task_id = recorded_task(fire_id)
+    elseif action == 'missed' then
+      outcome = 'missed'
+    elseif action == 'skipped' then
+      outcome = 'skipped:' .. reason
+    else
+      local prev = unfinished(previous)
+      if prev and overlap == 'skip' then
+        outcome = 'skipped:overlap'
+      elseif prev and overlap == 'bufferOne' then
+        if holding then outcome = 'skipped:overlap' else outcome = 'busy' end
+        holding = true
+      else
+        if prev and overlap == 'cancelPrevious' then OPERATIONS.cancel(previous, prev, { cancelled = 2592000000 }) end
+        local state = store_task(fire_id, ARGV[at + 5], ARGV[at + 6], -1, tonumber(ARGV[at + 7]), nil, 0)
+        if state == 'id' then
+          outcome = 'exists'
+        else
+          outcome = 'enqueued'
+          task_id = fire_id
+          previous = fire_id
+        end
+      end
+    end
+    if outcome ~= 'exists' and outcome ~= 'busy' then record(history, fire_id, nominal, outcome, task_id) end
+    if outcome == 'exists' and task_id ~= '' then previous = task_id end
+    results[i] = { fire_id, outcome, task_id }
+    at = at + 7
+  end
+  prune(history, schedule, keep)
+  out[s] = results
+end
+
 -- A task cancelled by cancelPrevious counts against the queue's keep bound on cancelled tasks.
 trim_kept(TRIM_LIMIT)
 publish_lifecycle()

@@ -1,8 +1,9 @@
 -- Creates, updates, upserts, pauses, resumes or deletes a schedule.
 -- KEYS 1 defs (hash id -> definition JSON, never decoded here), 2 meta (hash id -> {g generation,
--- c createdAt, u updatedAt, p paused, pn pause note, pu paused until}), 3 state (hash id -> run
--- state JSON), 4 generations (hash id -> last generation; kept after delete, so a re-created
--- schedule gets a new generation).
+-- c createdAt, u updatedAt, p paused, pn pause note, pu paused until, ra resumed at}), 3 state
+-- (hash id -> run state JSON), 4 generations (hash id -> last generation; kept after delete, so a
+-- re-created schedule gets a new generation), 5 version (counter bumped by every change, so
+-- schedulers know when to read the schedules again).
 -- ARGV 1 clock offset, 2 mode (create | update | upsert | pause | resume | delete), 3 id,
 -- 4 definition JSON (create/update/upsert) or pause note (pause), 5 paused (1/0) for
 -- create/update/upsert, or paused until ms for pause (-1: none), 6 pause note (create/update/upsert).
@@ -25,6 +26,7 @@ if mode == 'create' or (mode == 'upsert' and not exists) then
   redis.call('HSET', KEYS[1], id, ARGV[4])
   redis.call('HSET', KEYS[2], id, cjson.encode(meta))
   redis.call('HSET', KEYS[3], id, cjson.encode({ watermark = NOW }))
+  redis.call('INCR', KEYS[5])
   return 'ok'
 end
 if not exists then return 'missing' end
@@ -32,6 +34,7 @@ if mode == 'delete' then
   redis.call('HDEL', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[3], id)
+  redis.call('INCR', KEYS[5])
   return 'ok'
 end
 local meta = cjson.decode(redis.call('HGET', KEYS[2], id))
@@ -47,7 +50,11 @@ if mode == 'update' or mode == 'upsert' then
 elseif mode == 'pause' then
   set_pause(meta, true, ARGV[4], tonumber(ARGV[5]))
 else
+  -- Fires up to the end of the pause go to the catch-up policy: the resume, or the pause's
+  -- until time when it ended by itself before.
+  if meta.p then meta.ra = (meta.pu and meta.pu < NOW) and meta.pu or NOW end
   set_pause(meta, false, '', nil)
 end
 redis.call('HSET', KEYS[2], id, cjson.encode(meta))
+redis.call('INCR', KEYS[5])
 return 'ok'
