@@ -2,7 +2,7 @@
  * The JSON the CLI prints with --json. Fields are listed explicitly so the shape only changes on
  * purpose: camelCase names as in the library, instants as epoch milliseconds (null when unset).
  */
-import type { FireRecord, QueueInfo, WorkerInfo } from '../backend/contract.js';
+import type { FireRecord, QueueInfo, SchedulerStatus, WorkerInfo } from '../backend/contract.js';
 import type { TaskInfo, TaskRecord } from '../core/task.js';
 import type { Schedule } from '../scheduler/schedule.js';
 
@@ -83,6 +83,21 @@ export function workerJson(worker: WorkerInfo) {
     startedAt: worker.startedAt,
     lastHeartbeatAt: worker.lastHeartbeatAt ?? null,
     version: worker.version,
+  };
+}
+
+export function schedulerJson(s: SchedulerStatus) {
+  return {
+    id: s.id,
+    host: s.host,
+    pid: s.pid,
+    leader: s.leader,
+    epoch: s.epoch,
+    startedAt: s.startedAt,
+    lastTickAt: s.lastTickAt,
+    lastSeenAt: s.lastSeenAt,
+    firesLastMinute: s.firesLastMinute,
+    version: s.version,
   };
 }
 

@@ -5,6 +5,7 @@ import { registerDevCommand } from './commands/dev.js';
 import { registerEnqueueCommand } from './commands/enqueue.js';
 import { registerQueueCommands } from './commands/queue.js';
 import { registerScheduleCommands } from './commands/schedule.js';
+import { registerSchedulersCommand } from './commands/schedulers.js';
 import { registerServerCommand } from './commands/server.js';
 import { registerStatsCommand } from './commands/stats.js';
 import { registerTaskCommands } from './commands/task.js';
@@ -33,6 +34,7 @@ export function createProgram(): Command {
   registerTaskCommands(program);
   registerQueueCommands(program);
   registerScheduleCommands(program);
+  registerSchedulersCommand(program);
   registerWorkersCommand(program);
   registerStatsCommand(program);
   return program;

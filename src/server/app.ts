@@ -19,6 +19,7 @@ import { openApiDocument } from './openapi.js';
 import { registerRoutes, type AnyRoute } from './route.js';
 import { eventRoutes } from './routes/events.js';
 import { queueRoutes } from './routes/queues.js';
+import { schedulerRoutes } from './routes/schedulers.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { taskRoutes } from './routes/tasks.js';
 import { workerRoutes } from './routes/workers.js';
@@ -92,6 +93,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
     ...taskRoutes(ctx),
     ...queueRoutes(ctx),
     ...scheduleRoutes(ctx),
+    ...schedulerRoutes(ctx),
     ...workerRoutes(ctx),
     ...eventRoutes(ctx, streams, options.sse ?? {}),
     ...healthRoutes(options.backend),

@@ -7,7 +7,9 @@
  *   scheduler_task_duration_seconds{task_name} (histogram).
  * Task center side (`instrumentTaskCenter`, served on its HTTP port at /metrics):
  *   scheduler_queue_depth{queue_name} (queued tasks, read from the store at scrape time),
- *   scheduler_workers (live workers, at scrape time), scheduler_tasks_dead_total (tasks that went
+ *   scheduler_workers (live workers, at scrape time), scheduler_leader{instance} (1 on the scheduler
+ *   instance holding the leader lease, 0 on the other live ones, at scrape time; Prometheus keeps
+ *   the label as exported_instance unless honor_labels is set), scheduler_tasks_dead_total (tasks that went
  *   dead, from the store's events), scheduler_schedule_fires_total{schedule,outcome} and
  *   scheduler_schedule_fire_lag_seconds (fires of this instance's scheduler).
  * Each process uses its own Registry (no global state), so tests can run several in one process.
@@ -100,6 +102,21 @@ export function instrumentTaskCenter(registry: Registry, backend: Backend, hub: 
       }
     },
   });
+  new Gauge({
+    name: 'scheduler_leader',
+    help: 'Live scheduler instances: 1 on the one holding the leader lease, 0 on the others (read from the store at scrape time)',
+    labelNames: ['instance'],
+    registers: [registry],
+    async collect() {
+      try {
+        const { instances } = await backend.listSchedulers();
+        this.reset();
+        for (const s of instances) this.set({ instance: s.id }, s.leader ? 1 : 0);
+      } catch {
+        // as above
+      }
+    },
+  });
   const dead = new Counter({ name: 'scheduler_tasks_dead_total', help: 'Tasks that went to the dead letter (seen by this task center)', registers: [registry] });
   hub.on((event) => {
     if (event.name === 'task.dead') dead.inc();
@@ -135,6 +152,7 @@ export function followScheduler(scheduler: Scheduler, metrics: TaskCenterMetrics
         outcome: event.outcome,
         task_id: event.taskId,
         lag_ms: event.lagMs,
+        takeover: event.takeover,
         at: Date.now(),
       },
     });

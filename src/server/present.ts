@@ -1,5 +1,5 @@
 /** The API's view of stored things: snake_case fields and ISO-8601 times (DESIGN §9). */
-import type { FireRecord, QueueInfo, WorkerInfo } from '../backend/contract.js';
+import type { FireRecord, QueueInfo, SchedulerLease, SchedulerStatus, WorkerInfo } from '../backend/contract.js';
 import type { TaskRecord } from '../core/task.js';
 import type { Schedule } from '../scheduler/schedule.js';
 
@@ -97,4 +97,24 @@ export function workerView(w: WorkerInfo) {
     last_heartbeat_at: iso(w.lastHeartbeatAt),
     version: w.version,
   };
+}
+
+export function schedulerView(s: SchedulerStatus) {
+  return {
+    id: s.id,
+    host: s.host,
+    pid: s.pid,
+    leader: s.leader,
+    epoch: s.epoch,
+    started_at: iso(s.startedAt)!,
+    last_tick_at: iso(s.lastTickAt)!,
+    last_seen_at: iso(s.lastSeenAt)!,
+    fires_last_minute: s.firesLastMinute,
+    version: s.version,
+  };
+}
+
+export function leaseView(lease: SchedulerLease | null) {
+  if (!lease) return null;
+  return { id: lease.holder, epoch: lease.epoch, expires_at: iso(lease.expiresAt)!, fired_through: iso(lease.firedThrough) };
 }

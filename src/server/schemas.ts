@@ -167,6 +167,26 @@ export const FireView = z.object({
 export const FireList = z.object({ fires: z.array(FireView) });
 export const Preview = z.object({ times: z.array(z.object({ utc: z.string(), local: z.string() })) });
 
+export const SchedulerList = z.object({
+  schedulers: z.array(
+    z.object({
+      id: z.string(),
+      host: z.string(),
+      pid: z.number().int(),
+      leader: z.boolean(),
+      epoch: z.number().int().nullable(),
+      started_at: z.string().datetime(),
+      last_tick_at: z.string().datetime(),
+      last_seen_at: z.string().datetime(),
+      fires_last_minute: z.number().int(),
+      version: z.string(),
+    }),
+  ),
+  leader: z
+    .object({ id: z.string(), epoch: z.number().int(), expires_at: z.string().datetime(), fired_through: time })
+    .nullable(),
+});
+
 export const WorkerList = z.object({
   workers: z.array(
     z.object({

@@ -22,7 +22,7 @@ if (!present) console.warn('skipping the promtool checks: promtool is not instal
 describe.skipIf(!present)('Prometheus files', () => {
   it('promtool check rules', async () => {
     const { stdout } = await run('promtool', ['check', 'rules', 'taskline-alerts.yml'], { cwd: DIR });
-    expect(stdout).toMatch(/SUCCESS: 7 rules found/);
+    expect(stdout).toMatch(/SUCCESS: 8 rules found/);
   });
 
   it('promtool check config', async () => {
@@ -30,7 +30,7 @@ describe.skipIf(!present)('Prometheus files', () => {
     expect(stdout).toContain('SUCCESS');
   });
 
-  it('promtool test rules: backlog over 1000 for 10 minutes, no live workers', async () => {
+  it('promtool test rules: backlog over 1000 for 10 minutes, no live workers, no scheduler leader', async () => {
     const { stdout } = await run('promtool', ['test', 'rules', 'taskline-alerts.test.yml'], { cwd: DIR });
     expect(stdout).toContain('SUCCESS');
   });
@@ -38,7 +38,7 @@ describe.skipIf(!present)('Prometheus files', () => {
   it('the rules use the metric names the code exports', async () => {
     const { readFile } = await import('node:fs/promises');
     const rules = await readFile(resolve(DIR, 'taskline-alerts.yml'), 'utf8');
-    for (const name of ['scheduler_tasks_failed_total', 'scheduler_tasks_dispatched_total', 'scheduler_queue_depth', 'scheduler_tasks_dead_total', 'scheduler_schedule_fires_total', 'scheduler_workers']) {
+    for (const name of ['scheduler_tasks_failed_total', 'scheduler_tasks_dispatched_total', 'scheduler_queue_depth', 'scheduler_tasks_dead_total', 'scheduler_schedule_fires_total', 'scheduler_workers', 'scheduler_leader']) {
       expect(rules).toContain(name);
     }
   });
