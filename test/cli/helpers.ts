@@ -17,7 +17,7 @@ if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build befo
 /** The environment of a child: the test runner's, without any Taskline setting that would leak in. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  const settings = /^(TASKLINE_|REDIS_URL$|BROKER_URL$|RESULT_BACKEND$|MAX_RETRIES$|DEFAULT_QUEUE$|LOCK_TTL$|METRICS_PORT$|PORT$|SMTP_URL$|MAIL_FROM$|APP_DATABASE$)/;
+  const settings = /^(TASKLINE_|SCHEDULER_|REDIS_URL$|BROKER_URL$|RESULT_BACKEND$|MAX_RETRIES$|DEFAULT_QUEUE$|LOCK_TTL$|METRICS_PORT$|PORT$|SMTP_URL$|MAIL_FROM$|APP_DATABASE$)/;
   for (const [key, value] of Object.entries(process.env)) if (!settings.test(key)) env[key] = value;
   return { ...env, ...extra };
 }
@@ -34,6 +34,8 @@ export interface RunOptions {
   env?: Record<string, string>;
   input?: string;
   timeoutMs?: number;
+  /** A command that runs node for it, e.g. `['faketime', '-f', '+30s']` (CliProcess only). */
+  wrapper?: string[];
 }
 
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
@@ -64,7 +66,8 @@ export class CliProcess {
   private readonly child: ChildProcess;
 
   constructor(args: string[], options: RunOptions = {}) {
-    this.child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd ?? tmpdir(), env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, ...before] = [...(options.wrapper ?? []), process.execPath];
+    this.child = spawn(command, [...before, CLI, ...args], { cwd: options.cwd ?? tmpdir(), env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
     this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
     this.exited = new Promise((resolvePromise) => this.child.on('exit', (code, signal) => resolvePromise({ code, signal })));
@@ -88,9 +91,18 @@ export class CliProcess {
     this.child.kill(signal);
   }
 
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   /** Ends the process if a test left it running. */
   async kill(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGCONT');
       this.child.kill('SIGKILL');
       await this.exited;
     }
