@@ -34,8 +34,6 @@ export interface RunOptions {
   env?: Record<string, string>;
   input?: string;
   timeoutMs?: number;
-  /** A command that runs node for it, e.g. `['faketime', '-f', '+30s']` (CliProcess only). */
-  wrapper?: string[];
 }
 
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
@@ -66,8 +64,7 @@ export class CliProcess {
   private readonly child: ChildProcess;
 
   constructor(args: string[], options: RunOptions = {}) {
-    const [command, ...before] = [...(options.wrapper ?? []), process.execPath];
-    this.child = spawn(command, [...before, CLI, ...args], { cwd: options.cwd ?? tmpdir(), env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd ?? tmpdir(), env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
     this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
     this.exited = new Promise((resolvePromise) => this.child.on('exit', (code, signal) => resolvePromise({ code, signal })));

@@ -26,6 +26,8 @@ export interface ServerInstance {
   url: string;
   /** Its scheduler's id, from the banner. */
   id: string;
+  /** SIGSTOPped by freeze() (its API does not answer). */
+  frozen: boolean;
 }
 
 interface SchedulerEntry {
@@ -46,40 +48,59 @@ export class ServerGroup {
   constructor(private readonly store: CliStore) {}
 
   /** Starts one server and waits for its banner. */
-  async start(options: { wrapper?: string[]; env?: Record<string, string> } = {}): Promise<ServerInstance> {
+  async start(options: { env?: Record<string, string> } = {}): Promise<ServerInstance> {
     const port = await freePort();
-    const process = new CliProcess([...this.store.args, 'server', '--port', String(port)], { cwd: this.store.dir, env: options.env, wrapper: options.wrapper });
+    const process = new CliProcess([...this.store.args, 'server', '--port', String(port)], { cwd: this.store.dir, env: options.env });
     const [, id] = await process.waitFor(/scheduler {3}running \((scheduler-[^;]+);[^\n]*\n[\s\S]*^ready/m, 30_000);
-    const server = { process, url: `http://127.0.0.1:${port}`, id };
+    const server = { process, url: `http://127.0.0.1:${port}`, id, frozen: false };
     this.all.push(server);
     return server;
   }
 
+  /** Running servers (frozen ones included). */
   live(): ServerInstance[] {
     return this.all.filter((s) => s.process.running);
   }
 
+  /** Running servers whose API answers. */
+  answering(): ServerInstance[] {
+    return this.live().filter((s) => !s.frozen);
+  }
+
+  freeze(server: ServerInstance): void {
+    server.frozen = true;
+    server.process.signal('SIGSTOP');
+  }
+
+  thaw(server: ServerInstance): void {
+    server.process.signal('SIGCONT');
+    server.frozen = false;
+  }
+
   async schedulers(via: ServerInstance): Promise<SchedulersReply> {
-    const response = await fetch(`${via.url}/api/v1/schedulers`);
+    const response = await fetch(`${via.url}/api/v1/schedulers`, { signal: AbortSignal.timeout(5_000) });
     expect(response.status).toBe(200);
     return (await response.json()) as SchedulersReply;
   }
 
-  /** The leader as the API of a live server names it, once it is a live server of this group (after a takeover it may take a lease's time). */
-  async leader(timeoutMs = 15_000): Promise<{ server: ServerInstance; epoch: number }> {
+  /**
+   * The leader as the API of an answering server names it, once it is a running server of this
+   * group other than `except` (after a takeover that may take a lease's time).
+   */
+  async leader(options: { except?: ServerInstance; timeoutMs?: number } = {}): Promise<{ server: ServerInstance; epoch: number }> {
     return eventually(async () => {
-      const via = this.live()[0];
+      const via = this.answering().find((s) => s !== options.except) ?? this.answering()[0];
       const reply = await this.schedulers(via);
       const entry = reply.schedulers.find((s) => s.leader);
       if (!entry || !reply.leader || reply.leader.id !== entry.id) return null;
-      const server = this.live().find((s) => s.id === entry.id && s.process.pid === entry.pid);
+      const server = this.live().find((s) => s.id === entry.id && s.process.pid === entry.pid && s !== options.except);
       return server ? { server, epoch: entry.epoch! } : null;
-    }, timeoutMs, 100);
+    }, options.timeoutMs ?? 15_000, 100);
   }
 
   /** The instance label of scheduler_leader 1 in a server's /metrics. */
   async metricLeader(via: ServerInstance): Promise<string[]> {
-    const text = await (await fetch(`${via.url}/metrics`)).text();
+    const text = await (await fetch(`${via.url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
     return [...text.matchAll(/^scheduler_leader\{instance="([^"]+)"\} 1$/gm)].map((m) => m[1]);
   }
 

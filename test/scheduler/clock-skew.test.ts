@@ -1,0 +1,80 @@
+/**
+ * Instances whose clocks are 30 s off (DESIGN §6.1: "now" is the store's clock): three
+ * `taskline server` processes, one with its clock 30 s ahead and one 30 s behind (Debian's
+ * `faketime`), each leading in turn as the leader is killed. No fire is early, none is twice.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ScheduleService, type Backend } from '../../src/index.js';
+import { BACKEND_KINDS, cliStore, type CliStore } from '../cli/helpers.js';
+import { expectEveryFire, ServerGroup, storedFires } from './servers.js';
+
+/** Debian's libfaketime (package faketime), preloaded straight into node: the `faketime` wrapper forks, so signals would miss node. */
+const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find((p) => existsSync(p));
+
+function skewed(offset: string): Record<string, string> {
+  return { LD_PRELOAD: LIBFAKETIME!, FAKETIME: offset };
+}
+
+function faketimeWorks(): boolean {
+  if (LIBFAKETIME === undefined) return false;
+  try {
+    const out = execFileSync(process.execPath, ['-e', 'process.stdout.write(String(Date.now()))'], { encoding: 'utf8', timeout: 10_000, env: { ...process.env, ...skewed('+30s') } });
+    return Math.abs(Number(out) - Date.now() - 30_000) < 5_000;
+  } catch {
+    return false;
+  }
+}
+
+const present = faketimeWorks();
+if (!present) console.warn('skipping the clock-skew tests: libfaketime is not installed or does not shift the clock (apt-get install faketime; .ci/run installs it)');
+
+const SKEWS = ['+30s', '-30s'];
+
+describe.skipIf(!present).each(BACKEND_KINDS)('schedulers with skewed clocks on %s', (kind) => {
+  let store: CliStore;
+  let backend: Backend;
+  let servers: ServerGroup;
+
+  beforeEach(async () => {
+    store = await cliStore(kind);
+    backend = await store.open();
+    servers = new ServerGroup(store);
+  });
+
+  afterEach(async () => {
+    await servers.destroy();
+    await store.cleanup();
+  });
+
+  it('one instance 30 s ahead, one 30 s behind, leading in turn: no early fire, no duplicate', async () => {
+    const service = new ScheduleService(backend);
+    await service.create({ id: 'every-second', cron: '* * * * * *', task: { type: 'tick' }, overlap: 'allow' });
+    // The skewed ones first, so one of them leads from the start.
+    const shifted = await Promise.all(SKEWS.map((skew) => servers.start({ env: skewed(skew) })));
+    await servers.start();
+    const from = (await backend.now()) + 1_000;
+    const leaders = new Set<string>();
+    for (let round = 0; round < 3; round++) {
+      await new Promise((r) => setTimeout(r, 4_000));
+      const { server } = await servers.leader();
+      const skew = shifted.includes(server) ? SKEWS[shifted.indexOf(server)] : null;
+      leaders.add(skew ?? 'true clock');
+      server.process.signal('SIGKILL');
+      await server.process.exited;
+      const replacement = await servers.start(skew === null ? {} : { env: skewed(skew) });
+      if (skew !== null) shifted[SKEWS.indexOf(skew)] = replacement;
+    }
+    await new Promise((r) => setTimeout(r, 4_000));
+    const to = (await backend.now()) - 3_500;
+    await servers.stopAll();
+    expect(leaders.size).toBeGreaterThanOrEqual(2);
+    const fires = await storedFires(backend);
+    expectEveryFire(fires.get('every-second') ?? [], 'every-second', 1_000, from, to, 3_000);
+    for (const f of await service.fires('every-second', { limit: 100 })) {
+      expect(f.outcome).toBe('enqueued');
+      expect(f.lagMs).toBeGreaterThanOrEqual(0);
+    }
+  }, 90_000);
+});
