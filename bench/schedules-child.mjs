@@ -34,43 +34,38 @@ function onError(error) {
   firstError ??= error instanceof Error ? error.message : String(error);
 }
 
+/** Every `period` seconds, schedule i at second i mod period: `period` 1 is every second. */
+const cronOf = (i, period) => (period === 1 ? '* * * * * *' : `${i % period}/${period} * * * * *`);
+
 /** Schedule ids s0000…: the same list in every instance. */
 const scheduleIds = (count) => Array.from({ length: count }, (_, i) => `s${String(i).padStart(4, '0')}`);
 
 /**
- * --trace-ticks: times the phases of each scheduler tick from the outside, by wrapping the store
- * calls a tick makes in order (now → listSchedules → [planning in the scheduler] → fire →
- * advanceSchedules). Each entry: [tick start wall ms, ms in listSchedules, ms planning, ms in
- * fire, ms in advanceSchedules, fires sent].
+ * --trace-ticks: times the store calls of each leader tick from the outside, by wrapping them:
+ * fire (the fires of the tick, one call per queue) then advanceSchedules (the run state, fenced).
+ * Each entry: [fire start wall ms, ms in fire, ms in advanceSchedules, fires sent]. Reloads of
+ * the schedules (listSchedules, when their version moved) are counted apart.
  */
 function traceSchedulerTicks(backend) {
   const ticks = [];
+  const reloads = [];
   let current = null;
   const wrap = (name, before, after) => {
     const original = backend[name].bind(backend);
     backend[name] = async (...args) => {
-      before?.(args);
+      const state = before?.(args);
       const value = await original(...args);
-      after?.(args, value);
+      after?.(args, value, state);
       return value;
     };
   };
-  wrap('now', () => {
-    current = { start: wallNow() };
-  });
-  wrap(
-    'listSchedules',
-    () => current && (current.listStart = wallNow()),
-    () => current && (current.listEnd = wallNow()),
-  );
+  wrap('listSchedules', () => wallNow(), (_a, _v, at) => reloads.push(Math.round(wallNow() - at)));
   wrap(
     'fire',
     (args) => {
-      if (!current || current.listEnd === undefined || current.fireStart !== undefined) return;
-      current.fireStart = wallNow();
-      current.fires = args[0].reduce((n, b) => n + b.fires.length, 0);
+      current = { start: wallNow(), fires: args[0].reduce((n, b) => n + b.fires.length, 0) };
     },
-    () => current && current.fireStart !== undefined && (current.fireEnd = wallNow()),
+    () => current && (current.fireEnd = wallNow()),
   );
   wrap(
     'advanceSchedules',
@@ -79,10 +74,11 @@ function traceSchedulerTicks(backend) {
       if (!current || current.fireEnd === undefined) return;
       const c = current;
       const r = (x) => Math.round(x * 10) / 10;
-      ticks.push([Math.round(c.start), r(c.listEnd - c.listStart), r(c.fireStart - c.listEnd), r(c.fireEnd - c.fireStart), r(wallNow() - c.advanceStart), c.fires]);
+      ticks.push([Math.round(c.start), r(c.fireEnd - c.start), r(wallNow() - c.advanceStart), c.fires]);
       current = null;
     },
   );
+  ticks.reloads = reloads;
   return ticks;
 }
 
@@ -90,12 +86,12 @@ function traceSchedulerTicks(backend) {
  * Taskline: the start-up of an app instance with config-file schedules — reconcile them
  * (upsert by id, what `taskline server` does), then a Scheduler and a Worker on one connection.
  */
-async function startTaskline({ url, prefix, queue, count, concurrency, taskType, traceTicks }, starts) {
+async function startTaskline({ url, prefix, queue, count, period, concurrency, taskType, traceTicks }, starts) {
   const { connect, Scheduler, ScheduleService, Worker } = await import('../dist/index.js');
   const backend = await connect(url, { prefix });
   const service = new ScheduleService(backend);
   await service.reconcile(
-    scheduleIds(count).map((id, i) => ({ id, cron: '* * * * * *', task: { type: taskType, payload: { i }, queue }, overlap: 'allow' })),
+    scheduleIds(count).map((id, i) => ({ id, cron: cronOf(i, period), task: { type: taskType, payload: { i }, queue }, overlap: 'allow' })),
   );
   const ticks = traceTicks ? traceSchedulerTicks(backend) : null;
   const scheduler = new Scheduler(backend);
@@ -112,7 +108,7 @@ async function startTaskline({ url, prefix, queue, count, concurrency, taskType,
   scheduler.start();
   await worker.start();
   return {
-    info: () => ({ leadership, wasLeader: leadership.some((l) => l.event === 'leader'), ticks: ticks ?? undefined }),
+    info: () => ({ leadership, wasLeader: leadership.some((l) => l.event === 'leader'), ticks: ticks ?? undefined, reloadMs: ticks?.reloads }),
     async stop() {
       await scheduler.stop();
       await worker.stop({ timeout: 2_000 });
@@ -126,7 +122,7 @@ async function startTaskline({ url, prefix, queue, count, concurrency, taskType,
  * Worker. BullMQ makes a scheduler's next job when its current one starts processing, in the
  * worker, so the workers are the schedulers.
  */
-async function startBullmq({ url, prefix, queue: queueName, count, concurrency, taskType }, starts) {
+async function startBullmq({ url, prefix, queue: queueName, count, period, concurrency, taskType }, starts) {
   const { Queue, Worker } = await import('bullmq');
   const { hostname, port } = new URL(url);
   const connection = (extra = {}) => ({ host: hostname, port: Number(port), ...extra });
@@ -134,7 +130,7 @@ async function startBullmq({ url, prefix, queue: queueName, count, concurrency, 
   await queue.waitUntilReady();
   const ids = scheduleIds(count);
   for (let i = 0; i < ids.length; i++) {
-    await queue.upsertJobScheduler(ids[i], { every: 1000 }, { name: taskType, data: { i } });
+    await queue.upsertJobScheduler(ids[i], { every: period * 1000 }, { name: taskType, data: { i } });
   }
   const worker = new Worker(
     queueName,

@@ -3,6 +3,7 @@
 // in one run. See bench/README.md ("Schedule benchmark").
 //
 //   npm run bench:schedules                       # 1,000 schedules every second, 3 instances, 60 s each
+//   npm run bench:schedules -- --schedules 10000 --period 10   # 10,000 held, each every 10 s (1,000 fires/s)
 //   npm run bench:schedules -- --quick            # 200 schedules, 15 s
 //   npm run bench:schedules -- --seconds 30 --schedules 500 --only taskline --cpu-prof
 //
@@ -37,11 +38,11 @@ const SETUP_LIMIT_MS = 120_000;
 
 const SETTINGS = {
   taskline:
-    'each instance: ScheduleService.reconcile() of the schedules (cron "* * * * * *", overlap allow, catchUp default latest) as at start-up, ' +
-    'then new Scheduler(backend) with defaults (lease 30 s, maxSleep 1 s, grace 2 s) and new Worker(backend, { concurrency: 50, queues: [queue] }) on the same connection; ' +
+    'each instance: ScheduleService.reconcile() of the schedules (cron "* * * * * *", or "<i mod P>/<P> * * * * *" with --period P; overlap allow, catchUp default latest) as at start-up, ' +
+    'then new Scheduler(backend) with defaults (lease 3 s, takeover delay 500 ms, grace 2 s) and new Worker(backend, { concurrency: 50, queues: [queue] }) on the same connection; ' +
     'completed tasks kept (default 24 h)',
   bullmq:
-    'each instance: queue.upsertJobScheduler(id, { every: 1000 }, { name, data }) for every schedule as at start-up (one at a time), ' +
+    'each instance: queue.upsertJobScheduler(id, { every: P × 1000 }, { name, data }) for every schedule as at start-up (one at a time), ' +
     'then new Worker(queue, processor, { concurrency: 50 }) (connection maxRetriesPerRequest: null); other options default — ' +
     'completed jobs kept (the default, so the parent can count them), lock 30 s, stalled check 30 s; no QueueEvents',
 };
@@ -49,7 +50,7 @@ const SETTINGS = {
 // ── options ────────────────────────────────────────────────────────────────────
 
 function parseArgs(argv) {
-  const options = { seconds: 60, schedules: 1_000, quick: false, only: SYSTEMS, cpuProf: false, traceTicks: false };
+  const options = { seconds: 60, schedules: 1_000, period: 1, quick: false, only: SYSTEMS, cpuProf: false, traceTicks: false };
   let seconds = null;
   let schedules = null;
   for (let i = 0; i < argv.length; i++) {
@@ -67,6 +68,7 @@ function parseArgs(argv) {
     if (arg === '--quick') options.quick = true;
     else if (arg === '--seconds' || arg.startsWith('--seconds=')) seconds = whole('seconds', 5, 600);
     else if (arg === '--schedules' || arg.startsWith('--schedules=')) schedules = whole('schedules', 1, 10_000);
+    else if (arg === '--period' || arg.startsWith('--period=')) options.period = whole('period', 1, 60);
     else if (arg === '--cpu-prof') options.cpuProf = true;
     else if (arg === '--trace-ticks') options.traceTicks = true;
     else if (arg === '--only' || arg.startsWith('--only=')) {
@@ -74,7 +76,7 @@ function parseArgs(argv) {
       const unknown = options.only.filter((s) => !SYSTEMS.includes(s));
       if (unknown.length > 0 || options.only.length === 0) throw new Error(`--only takes ${SYSTEMS.join(' and/or ')}`);
     } else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npm run bench:schedules -- [--seconds N] [--schedules N] [--quick] [--only taskline,bullmq] [--cpu-prof] [--trace-ticks]');
+      console.log('usage: npm run bench:schedules -- [--seconds N] [--schedules N] [--period S] [--quick] [--only taskline,bullmq] [--cpu-prof] [--trace-ticks]');
       process.exit(0);
     } else throw new Error(`unknown argument ${arg} (try --help)`);
   }
@@ -194,7 +196,7 @@ function sparkline(series, key) {
 // ── one system ─────────────────────────────────────────────────────────────────
 
 async function runSystem(system, options, redis, url, profileDir) {
-  const params = { prefix: PREFIX[system], queue: QUEUE, count: options.schedules, concurrency: CONCURRENCY, taskType: TASK_TYPE, traceTicks: options.traceTicks };
+  const params = { prefix: PREFIX[system], queue: QUEUE, count: options.schedules, period: options.period, concurrency: CONCURRENCY, taskType: TASK_TYPE, traceTicks: options.traceTicks };
   const limitMs = SETUP_LIMIT_MS + WARMUP_MS + options.seconds * 1000 + DRAIN_MS + 60_000;
   const execArgv = options.cpuProf && system === 'taskline' ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   const children = Array.from({ length: INSTANCES }, (_, i) => startChild(system, i, params, url, limitMs, execArgv));
@@ -231,8 +233,9 @@ async function runSystem(system, options, redis, url, profileDir) {
       schedules: scheduleIds,
       windowStart,
       windowEnd,
-      periodMs: 1000,
-      fixedPhase: system === 'taskline' ? 0 : null,
+      periodMs: options.period * 1000,
+      // Taskline's schedule i fires at second i mod period (0 with period 1); BullMQ's grid is set by its first upsert.
+      fixedPhase: system === 'taskline' && options.period === 1 ? 0 : null,
     });
     const nominalOf = new Map(stored.items.map((item) => [item.id, item.nominalAt]));
     const runs = analyzeStarts({ starts, nominalOf, slotOf: slots.slotOf, windowStart, windowEnd });
@@ -263,15 +266,26 @@ async function runSystem(system, options, redis, url, profileDir) {
       redis: { cpuSeconds: after.cpuSeconds, commands: after.totalCommands, scriptCalls: after.scriptCalls, memoryBytes: after.memoryBytes, topCommands: Object.fromEntries(Object.entries(after.commands).sort((a, b) => b[1] - a[1]).slice(0, 12)) },
       instances: done.map((d) => d.result),
       lagBySecond: bySecond(stored.items.filter((item) => startOf.has(item.id) && inWindow(item)), (item) => startOf.get(item.id) - item.nominalAt, (item) => slots.slotOf.get(item.id)),
+      // Flat lag: the first and the second half of the window alike.
+      lagHalves: [0, 1].map((half) => {
+        const mid = windowStart + (windowEnd - windowStart) / 2;
+        const lags = stored.items
+          .filter((item) => startOf.has(item.id) && inWindow(item) && (half === 0 ? slots.slotOf.get(item.id) < mid : slots.slotOf.get(item.id) >= mid))
+          .map((item) => startOf.get(item.id) - item.nominalAt);
+        return summarize(lags);
+      }),
       load: { atWindowStart: Number(load0.toFixed(2)), atWindowEnd: loadEnd.map((x) => Number(x.toFixed(2))) },
     };
     if (system === 'taskline' && options.traceTicks) {
-      // Ticks of the leader(s) whose start lies in the window.
+      // Ticks of the leader(s) whose fire call started in the window.
       const ticks = done.flatMap((d) => d.result.ticks ?? []).filter(([start]) => start >= windowStart && start < windowEnd);
       const col = (i) => summarize(ticks.map((t) => t[i]));
       const wakes = ticks.map(([start]) => start - Math.floor(start / 1000) * 1000);
-      result.ticks = { count: ticks.length, wakeAfterSecond: summarize(wakes), listMs: col(1), planMs: col(2), fireMs: col(3), advanceMs: col(4), firesPerTick: col(5) };
-      for (const d of done) delete d.result.ticks;
+      result.ticks = { count: ticks.length, fireAfterSecond: summarize(wakes), fireMs: col(1), advanceMs: col(2), firesPerTick: col(3), reloadMs: summarize(done.flatMap((d) => d.result.reloadMs ?? [])) };
+      for (const d of done) {
+        delete d.result.ticks;
+        delete d.result.reloadMs;
+      }
     }
     if (system === 'taskline') {
       const enqueueLags = [];
@@ -343,7 +357,7 @@ async function main() {
   console.log(`machine : ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.os}, load ${machine.loadAverage.join(' ')}`);
   console.log(`versions: Node ${versions.node}, Redis ${versions.redis}, BullMQ ${versions.bullmq} (ioredis ${versions.ioredis}), Taskline ${versions.taskline}`);
   console.log(
-    `settings: ${options.schedules} schedules firing every second, ${INSTANCES} instances (child processes) each with a scheduler and a worker (no-op handler, concurrency ${CONCURRENCY}); ` +
+    `settings: ${options.schedules} schedules firing every ${options.period === 1 ? 'second' : `${options.period} s (schedule i at second i mod ${options.period})`}, ${INSTANCES} instances (child processes) each with a scheduler and a worker (no-op handler, concurrency ${CONCURRENCY}); ` +
       `measured window ${options.seconds} s starting ${WARMUP_MS / 1000} s after all instances are up (rounded up to a whole second), then ${DRAIN_MS / 1000} s for the handlers to catch up; ` +
       `redis-server on 127.0.0.1:${server.port} (--save '' --appendonly no), FLUSHALL before each system`,
   );
@@ -372,7 +386,7 @@ async function main() {
         if (r.ticks) {
           const t = r.ticks;
           const f = (x) => `p50 ${ms(x.p50)} p90 ${ms(x.p90)} max ${ms(x.max)}`;
-          console.log(`         leader ticks in the window: ${t.count}; fires per tick ${f(t.firesPerTick)}; ms: listSchedules ${f(t.listMs)} · planning ${f(t.planMs)} · fire ${f(t.fireMs)} · advance ${f(t.advanceMs)}; tick start after the whole second ${f(t.wakeAfterSecond)}`);
+          console.log(`         leader ticks in the window: ${t.count}; fires per tick ${f(t.firesPerTick)}; ms: fire ${f(t.fireMs)} · advance ${f(t.advanceMs)}; fire call starts after the whole second ${f(t.fireAfterSecond)}; schedule reloads (whole run) ${t.reloadMs.count}, ${f(t.reloadMs)} ms`);
         }
         console.log(`         per 5 s of the window (ms): first enqueue of each second ${sparkline(r.enqueueBySecond, 'min')}; last ${sparkline(r.enqueueBySecond, 'max')}`);
       } else {
@@ -380,6 +394,7 @@ async function main() {
         console.log(`         job made (job.timestamp − nominal) p50 ${ms(r.jobCreatedMinusNominal.p50)} p99 ${ms(r.jobCreatedMinusNominal.p99)} ms; timestamp + opts.delay = id millis for ${t.equalsIdMillis} jobs, made after their slot (delay clamped to 0) ${t.madeAfterItsSlot}, other ${t.other}`);
       }
       console.log(`         per 5 s of the window (ms): handler lag p50 of each second ${sparkline(r.lagBySecond, 'p50')}; max ${sparkline(r.lagBySecond, 'max')}`);
+      console.log(`         lag p99 first half / second half of the window: ${ms(r.lagHalves[0].p99)} / ${ms(r.lagHalves[1].p99)} ms`);
       if (r.missed > 0) console.log(`         missed slots by second (first ones): ${r.missedBySecond.slice(0, 8).map((m) => `${m.second.slice(11, 19)}×${m.missed}`).join(', ')}`);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -389,10 +404,10 @@ async function main() {
   }
   await redis.flushall();
 
-  const header = ['', 'fires', 'duplicates', 'missed', 'lag p50 (ms)', 'lag p99 (ms)', 'enqueued lag p50 (ms)', 'enqueued lag p99 (ms)'];
+  const header = ['', 'fires', 'duplicates', 'missed', 'lag p50 (ms)', 'lag p99 (ms)', 'lag p99 1st / 2nd half (ms)', 'enqueued lag p50 (ms)', 'enqueued lag p99 (ms)'];
   const rows = options.only.map((system) => {
     const r = results[system];
-    if (!r) return [LABEL[system], 'failed', '', '', '', '', '', ''];
+    if (!r) return [LABEL[system], 'failed', '', '', '', '', '', '', ''];
     const enqueued = system === 'taskline' ? [ms(r.enqueueLag.p50), ms(r.enqueueLag.p99)] : ['n/a', 'n/a'];
     return [
       `${LABEL[system]} (${formatNumber(r.expected)} expected)`,
@@ -401,11 +416,12 @@ async function main() {
       String(r.missed),
       ms(r.lag.p50),
       ms(r.lag.p99),
+      `${ms(r.lagHalves[0].p99)} / ${ms(r.lagHalves[1].p99)}`,
       ...enqueued,
     ];
   });
   console.log('');
-  console.log(`${options.schedules} schedules × every second × ${options.seconds} s, ${INSTANCES} instances, ${machine.cores} cores (load at start ${machine.loadAverage[0]})`);
+  console.log(`${options.schedules} schedules × every ${options.period === 1 ? 'second' : `${options.period} s`} × ${options.seconds} s, ${INSTANCES} instances, ${machine.cores} cores (load at start ${machine.loadAverage[0]})`);
   console.log(renderTable(header, rows));
   console.log('');
   console.log('fires: tasks/jobs found in Redis afterwards whose nominal time lies in the window. duplicates: tasks/jobs beyond the first for one (schedule, nominal slot).');
