@@ -34,8 +34,8 @@ function onError(error) {
   firstError ??= error instanceof Error ? error.message : String(error);
 }
 
-/** Every `period` seconds, schedule i at second i mod period: `period` 1 is every second. */
-const cronOf = (i, period) => (period === 1 ? '* * * * * *' : `${i % period}/${period} * * * * *`);
+/** Every `period` seconds (a divisor of 60), schedule i at second i mod period: `period` 1 is every second. */
+const cronOf = (i, period) => (period === 1 ? '* * * * * *' : `${i % period}-59/${period} * * * * *`);
 
 /** Schedule ids s0000…: the same list in every instance. */
 const scheduleIds = (count) => Array.from({ length: count }, (_, i) => `s${String(i).padStart(4, '0')}`);
@@ -99,6 +99,11 @@ async function startTaskline({ url, prefix, queue, count, period, concurrency, t
   scheduler.on('leader', (epoch) => leadership.push({ at: Date.now(), event: 'leader', epoch }));
   scheduler.on('follower', () => leadership.push({ at: Date.now(), event: 'follower' }));
   scheduler.on('error', onError);
+  // Fires this instance made as a standby (the leader had not handled them within the takeover delay).
+  let takeoverFires = 0;
+  scheduler.on('fire', (fire) => {
+    if (fire.takeover) takeoverFires += 1;
+  });
   const worker = new Worker(backend, { concurrency, queues: [queue] });
   worker.handle(taskType, (_payload, ctx) => {
     starts.push(ctx.task.id, wallNow(), ctx.task.createdAt);
@@ -108,7 +113,7 @@ async function startTaskline({ url, prefix, queue, count, period, concurrency, t
   scheduler.start();
   await worker.start();
   return {
-    info: () => ({ leadership, wasLeader: leadership.some((l) => l.event === 'leader'), ticks: ticks ?? undefined, reloadMs: ticks?.reloads }),
+    info: () => ({ leadership, wasLeader: leadership.some((l) => l.event === 'leader'), takeoverFires, ticks: ticks ?? undefined, reloadMs: ticks?.reloads }),
     async stop() {
       await scheduler.stop();
       await worker.stop({ timeout: 2_000 });

@@ -38,7 +38,7 @@ const SETUP_LIMIT_MS = 120_000;
 
 const SETTINGS = {
   taskline:
-    'each instance: ScheduleService.reconcile() of the schedules (cron "* * * * * *", or "<i mod P>/<P> * * * * *" with --period P; overlap allow, catchUp default latest) as at start-up, ' +
+    'each instance: ScheduleService.reconcile() of the schedules (cron "* * * * * *", or "<i mod P>-59/<P> * * * * *" with --period P; overlap allow, catchUp default latest) as at start-up, ' +
     'then new Scheduler(backend) with defaults (lease 3 s, takeover delay 500 ms, grace 2 s) and new Worker(backend, { concurrency: 50, queues: [queue] }) on the same connection; ' +
     'completed tasks kept (default 24 h)',
   bullmq:
@@ -68,7 +68,10 @@ function parseArgs(argv) {
     if (arg === '--quick') options.quick = true;
     else if (arg === '--seconds' || arg.startsWith('--seconds=')) seconds = whole('seconds', 5, 600);
     else if (arg === '--schedules' || arg.startsWith('--schedules=')) schedules = whole('schedules', 1, 10_000);
-    else if (arg === '--period' || arg.startsWith('--period=')) options.period = whole('period', 1, 60);
+    else if (arg === '--period' || arg.startsWith('--period=')) {
+      options.period = whole('period', 1, 60);
+      if (60 % options.period !== 0) throw new Error('--period must divide 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60)');
+    }
     else if (arg === '--cpu-prof') options.cpuProf = true;
     else if (arg === '--trace-ticks') options.traceTicks = true;
     else if (arg === '--only' || arg.startsWith('--only=')) {
@@ -383,6 +386,7 @@ async function main() {
       );
       if (system === 'taskline') {
         console.log(`         enqueued lag (task createdAt − nominal) p50 ${ms(r.enqueueLag.p50)} p99 ${ms(r.enqueueLag.p99)} max ${ms(r.enqueueLag.max)} ms; fire outcomes in the window ${JSON.stringify(r.fireOutcomes)}`);
+        console.log(`         leadership changes: ${r.instances.map((i) => i.leadership.map((l) => l.event).join(',') || '-').join(' / ')}; fires made by standbys (whole run): ${r.instances.map((i) => i.takeoverFires).join(' / ')}`);
         if (r.ticks) {
           const t = r.ticks;
           const f = (x) => `p50 ${ms(x.p50)} p90 ${ms(x.p90)} max ${ms(x.max)}`;

@@ -395,6 +395,13 @@ export interface SchedulerStatus extends SchedulerInstance {
   epoch: number | null;
 }
 
+export interface ScheduleChanges {
+  /** The schedules' version this brings the reader up to (changes after it come next time). */
+  version: number;
+  schedules: Schedule[];
+  removed: string[];
+}
+
 /** Schedule storage, the fire operation and the scheduler's leader lease. */
 export interface ScheduleStore {
   /** Throws TL_SCHEDULE_CONFLICT if the id exists. */
@@ -406,6 +413,13 @@ export interface ScheduleStore {
   deleteSchedule(id: string): Promise<boolean>;
   getSchedule(id: string): Promise<Schedule | null>;
   listSchedules(): Promise<Schedule[]>;
+  /**
+   * What changed since the schedules' version `since` (see SchedulerCheckIn.schedulesVersion):
+   * the schedules created, changed, paused or resumed since, as they are now, and the ids of the
+   * ones deleted since; with the version they bring a reader up to. Costs what changed, not
+   * what is held.
+   */
+  listScheduleChanges(since: number): Promise<ScheduleChanges>;
   pauseSchedule(id: string, options?: { note?: string | null; until?: number | null }): Promise<Schedule>;
   resumeSchedule(id: string): Promise<Schedule>;
   /** Takes or renews the leader lease; returns the fencing epoch, or null when another instance leads. */

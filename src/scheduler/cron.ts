@@ -50,8 +50,28 @@ function invalid(expression: unknown, why: string): TasklineError {
   return new TasklineError('TL_INVALID_CRON', `invalid cron expression ${JSON.stringify(expression)}: ${why}; accepted: ${ACCEPTED}`);
 }
 
+/**
+ * Parsed expressions, by expression, zone and anchor: a parse costs ~0.2 ms (croner builds its
+ * pattern), and many schedules share an expression. A CronSchedule holds no state, so one serves
+ * them all. Bounded; the oldest entry goes first.
+ */
+const PARSED = new Map<string, CronSchedule>();
+const MAX_PARSED = 10_000;
+
 /** Parses and checks an expression; throws TL_INVALID_CRON / TL_INVALID_TIMEZONE. */
 export function parseCron(expression: unknown, timezone: unknown = 'UTC', options: { anchor?: number } = {}): CronSchedule {
+  const key = typeof expression === 'string' && typeof timezone === 'string' ? `${expression}\u0000${timezone}\u0000${options.anchor ?? 0}` : null;
+  const cached = key === null ? undefined : PARSED.get(key);
+  if (cached) return cached;
+  const parsed = parseUncached(expression, timezone, options);
+  if (key !== null) {
+    if (PARSED.size >= MAX_PARSED) PARSED.delete(PARSED.keys().next().value!);
+    PARSED.set(key, parsed);
+  }
+  return parsed;
+}
+
+function parseUncached(expression: unknown, timezone: unknown, options: { anchor?: number }): CronSchedule {
   const zone = validateTimeZone(timezone);
   if (typeof expression !== 'string' || expression.trim() === '') throw invalid(expression, 'it is empty');
   const text = expression.trim().replace(/\s+/g, ' ');

@@ -55,6 +55,29 @@ export class ScheduleBook {
     this.version = version;
   }
 
+  /** Brings the book up to `version` with what changed since its own: the changed schedules replace theirs, the removed go. */
+  apply(changed: Schedule[], removed: string[], version: number, onError: (error: unknown) => void): void {
+    for (const id of removed) {
+      this.entries.delete(id);
+      this.compiled.delete(id);
+    }
+    for (const schedule of changed) {
+      // The old entry's heap item is dropped when it surfaces (it is no longer the id's entry).
+      this.entries.delete(schedule.id);
+      let cron: CronSchedule;
+      try {
+        cron = this.compile(schedule);
+      } catch (error) {
+        onError(error);
+        continue;
+      }
+      const entry: BookEntry = { schedule, cron, due: null };
+      this.entries.set(schedule.id, entry);
+      this.schedule(entry);
+    }
+    this.version = version;
+  }
+
   /** Forgets the loaded version, so the next look reads the schedules again. */
   invalidate(): void {
     this.version = null;
@@ -98,6 +121,10 @@ export class ScheduleBook {
   settle(entry: BookEntry, state: ScheduleState): void {
     entry.schedule = { ...entry.schedule, state };
     this.schedule(entry);
+  }
+
+  get(id: string): BookEntry | undefined {
+    return this.entries.get(id);
   }
 
   all(): IterableIterator<BookEntry> {

@@ -184,7 +184,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private async step(): Promise<number> {
     if (this.clock.now() >= this.nextCheckInAt) await this.checkIn();
     if (this.stopping.signal.aborted) return 0;
-    if (this.book.version === null || this.book.version !== this.storeVersion) await this.reload();
+    if (this.book.version === null || (this.storeVersion !== null && this.storeVersion > this.book.version)) await this.reload();
     this.lastTickAt = this.storeNow();
     return this.epoch !== null ? this.lead() : this.standBy();
   }
@@ -223,18 +223,33 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.resolveFirstCheckIn();
   }
 
+  /**
+   * Brings the book up to the store's schedules: all of them after a change of leadership (a new
+   * leader plans from the stored run state) or a failure, else only what changed since the
+   * book's version.
+   */
   private async reload(): Promise<void> {
+    const report = (error: unknown) => this.report(error);
+    if (this.book.version !== null) {
+      const changes = await this.backend.listScheduleChanges(this.book.version);
+      this.book.apply(changes.schedules, changes.removed, changes.version, report);
+      if (this.epoch !== null) for (const schedule of changes.schedules) this.noteUnwritten(schedule.id);
+      return;
+    }
     const version = this.storeVersion;
     const schedules = await this.backend.listSchedules();
     this.book.resetFloor();
-    this.book.load(schedules, version, (error) => this.report(error));
+    this.book.load(schedules, version, report);
     this.unwritten.clear();
-    if (this.epoch === null) return;
-    // The leader keeps each schedule's next fire written, also for schedules not firing now.
-    for (const entry of this.book.all()) {
-      const next = entry.due;
-      if (entry.schedule.state.nextRunAt !== next && next !== null && next > (this.lease?.firedThrough ?? -Infinity)) this.unwritten.set(entry.schedule.id, entry);
-    }
+    if (this.epoch !== null) for (const entry of this.book.all()) this.noteUnwritten(entry.schedule.id);
+  }
+
+  /** The leader keeps each schedule's next fire written, also for schedules not firing now. */
+  private noteUnwritten(id: string): void {
+    const entry = this.book.get(id);
+    if (!entry) return;
+    const next = entry.due;
+    if (next !== null && entry.schedule.state.nextRunAt !== next && next > (this.lease?.firedThrough ?? -Infinity)) this.unwritten.set(id, entry);
   }
 
   /**

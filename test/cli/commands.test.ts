@@ -2,6 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { freePort } from '../scheduler/servers.js';
 import { BACKEND_KINDS, CliProcess, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';
 
 const HANDLERS = `
@@ -27,6 +28,30 @@ describe.each(BACKEND_KINDS)('taskline commands on %s', (kind) => {
   });
   afterEach(async () => {
     await store.cleanup();
+  });
+
+  it('schedulers: none, then the live instances with the leader (table and --json), from server processes', async () => {
+    const none = await cli('schedulers');
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stdout).toBe('no schedulers running (taskline server and taskline dev run one)\n');
+    expect(parseJson(await cli('--json', 'schedulers'))).toEqual({ schedulers: [], leader: null });
+    const ports = [await freePort(), await freePort()];
+    const servers = ports.map((port) => new CliProcess([...store.args, 'server', '--port', String(port)], { cwd: store.dir }));
+    try {
+      for (const server of servers) await server.waitFor(/^ready/m, 20_000);
+      const json = parseJson(await cli('--json', 'schedulers'));
+      expect(json.schedulers).toHaveLength(2);
+      expect(Object.keys(json.schedulers[0]).sort()).toEqual(['epoch', 'firesLastMinute', 'host', 'id', 'lastSeenAt', 'lastTickAt', 'leader', 'pid', 'startedAt', 'version']);
+      const leader = json.schedulers.find((s: { leader: boolean }) => s.leader);
+      expect(json.leader).toMatchObject({ id: leader.id, epoch: leader.epoch });
+      expect(servers.map((s) => s.pid)).toContain(leader.pid);
+      const table = await cli('schedulers');
+      expect(table.stdout).toMatch(/^ID\s+HOST\s+PID\s+ROLE\s+EPOCH\s+UPTIME\s+LAST TICK\s+FIRES\/MIN$/m);
+      expect(table.stdout).toMatch(new RegExp(`^${leader.id}\\s+\\S+\\s+${leader.pid}\\s+leader\\s+${leader.epoch}\\s`, 'm'));
+      expect(table.stdout).toMatch(/\sstandby\s+-\s/);
+    } finally {
+      await Promise.all(servers.map((s) => s.kill()));
+    }
   });
 
   it('enqueue prints the task; --json gives {id, type, queue, state}', async () => {

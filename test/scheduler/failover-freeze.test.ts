@@ -8,7 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ScheduleService, type Backend } from '../../src/index.js';
 import { BACKEND_KINDS, cliStore, type CliStore } from '../cli/helpers.js';
 import { eventually } from '../helpers/processes.js';
-import { expectEveryFire, ServerGroup, storedFires } from './servers.js';
+import { REDIS_URL } from '../helpers/stores.js';
+import { CuttableProxy, expectEveryFire, ServerGroup, storedFires } from './servers.js';
 
 const LEASE_MS = 3_000;
 const FROZEN_MS = 8_000;
@@ -67,5 +68,51 @@ describe.each(BACKEND_KINDS)('scheduler failover on %s: the leader frozen (SIGST
     expect(skipped.filter((f) => f.outcome === 'enqueued')).toHaveLength(1);
     expect(skipped.every((f) => f.outcome === 'enqueued' || f.outcome === 'skipped:overlap')).toBe(true);
     await eventually(async () => (await backend.listSchedulers()).instances.length === 0, 10_000);
+  }, 90_000);
+});
+
+describe('scheduler failover on redis: the leader cut off from the store', () => {
+  let store: CliStore;
+  let backend: Backend;
+  let servers: ServerGroup;
+  let proxy: CuttableProxy;
+
+  beforeEach(async () => {
+    store = await cliStore('redis');
+    backend = await store.open();
+    servers = new ServerGroup(store);
+    const target = new URL(REDIS_URL);
+    proxy = await CuttableProxy.start({ host: target.hostname, port: Number(target.port || 6379) });
+  });
+
+  afterEach(async () => {
+    await servers.destroy();
+    await proxy.close();
+    await store.cleanup();
+  });
+
+  it('its connection cut for 8 s: the others take over and fire meanwhile; back, it stands by and fires nothing twice', async () => {
+    const service = new ScheduleService(backend);
+    await service.create({ id: 'every-second', cron: '* * * * * *', task: { type: 'tick' }, overlap: 'allow' });
+    const prefix = store.args[store.args.indexOf('--prefix') + 1];
+    // Through the proxy, and first, so that it leads.
+    const cutOff = await servers.start({ backendArgs: ['--backend', `redis://127.0.0.1:${proxy.port}`, '--prefix', prefix] });
+    expect((await servers.leader()).server).toBe(cutOff);
+    await Promise.all([servers.start(), servers.start()]);
+    const from = (await backend.now()) + 1_000;
+    await new Promise((r) => setTimeout(r, 2_000));
+    proxy.sever();
+    const next = await servers.leader({ except: cutOff, timeoutMs: LEASE_MS + 5_000 });
+    expect(next.server).not.toBe(cutOff);
+    await new Promise((r) => setTimeout(r, 6_000));
+    proxy.restore();
+    await cutOff.process.waitFor(/stands by \(another scheduler leads\)/, 15_000);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await servers.schedulers(cutOff)).leader).toMatchObject({ id: next.server.id, epoch: next.epoch });
+    const to = (await backend.now()) - 3_500;
+    await servers.stopAll();
+    const fires = await storedFires(backend);
+    expectEveryFire(fires.get('every-second') ?? [], 'every-second', 1_000, from, to, 3_000);
+    expect(new Set((await service.fires('every-second', { limit: 100 })).map((f) => f.outcome))).toEqual(new Set(['enqueued']));
   }, 90_000);
 });

@@ -3,7 +3,7 @@
  * over their HTTP API who leads, killed, frozen, replaced — and what they fired, read back from
  * the store.
  */
-import { createServer } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { expect } from 'vitest';
 import type { Backend } from '../../src/index.js';
 import { CliProcess, type CliStore } from '../cli/helpers.js';
@@ -48,9 +48,10 @@ export class ServerGroup {
   constructor(private readonly store: CliStore) {}
 
   /** Starts one server and waits for its banner. */
-  async start(options: { env?: Record<string, string> } = {}): Promise<ServerInstance> {
+  /** Starts one server and waits for its banner; `backendArgs` replace the store's `--backend …` arguments. */
+  async start(options: { env?: Record<string, string>; backendArgs?: string[] } = {}): Promise<ServerInstance> {
     const port = await freePort();
-    const process = new CliProcess([...this.store.args, 'server', '--port', String(port)], { cwd: this.store.dir, env: options.env });
+    const process = new CliProcess([...(options.backendArgs ?? this.store.args), 'server', '--port', String(port)], { cwd: this.store.dir, env: options.env });
     const [, id] = await process.waitFor(/scheduler {3}running \((scheduler-[^;]+);[^\n]*\n[\s\S]*^ready/m, 30_000);
     const server = { process, url: `http://127.0.0.1:${port}`, id, frozen: false };
     this.all.push(server);
@@ -164,4 +165,46 @@ export function expectEveryFire(fires: StoredFire[], name: string, periodMs: num
 export function medianMax(values: number[]): { median: number; max: number } {
   const sorted = [...values].sort((a, b) => a - b);
   return { median: sorted.length === 0 ? NaN : sorted[Math.floor((sorted.length - 1) / 2)], max: sorted.length === 0 ? NaN : sorted[sorted.length - 1] };
+}
+
+/** A TCP proxy in front of Redis that can cut every connection through it and refuse new ones (a process that loses the store). */
+export class CuttableProxy {
+  private readonly sockets = new Set<Socket>();
+  private cut = false;
+  private constructor(private readonly server: Server, readonly port: number) {}
+
+  static async start(target: { host: string; port: number }): Promise<CuttableProxy> {
+    let proxy: CuttableProxy | null = null;
+    const server = createServer((client) => {
+      if (!proxy || proxy.cut) {
+        client.destroy();
+        return;
+      }
+      const upstream = connect(target.port, target.host);
+      for (const socket of [client, upstream]) {
+        proxy.sockets.add(socket);
+        socket.on('error', () => undefined);
+        socket.on('close', () => proxy?.sockets.delete(socket));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    proxy = new CuttableProxy(server, (server.address() as AddressInfo).port);
+    return proxy;
+  }
+
+  /** Drops every connection and refuses new ones until `restore()`. */
+  sever(): void {
+    this.cut = true;
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  restore(): void {
+    this.cut = false;
+  }
+
+  async close(): Promise<void> {
+    this.sever();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
 }

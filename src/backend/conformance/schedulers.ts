@@ -171,6 +171,34 @@ export function schedulerConformance(openStore: OpenStore): void {
       expect(await version()).toBeGreaterThan(v5);
     });
 
+    it('listScheduleChanges: what was created, changed, paused or deleted since a version, as it is now', async () => {
+      const { backend } = store;
+      const version = async () => (await checkIn(backend, 'a')).schedulesVersion;
+      const empty = await backend.listScheduleChanges(0);
+      expect(empty).toEqual({ version: await version(), schedules: [], removed: [] });
+      await backend.createSchedule(definition('a'));
+      await backend.createSchedule(definition('b'));
+      await backend.createSchedule(definition('c'));
+      const v1 = await version();
+      const all = await backend.listScheduleChanges(empty.version);
+      expect(all.version).toBe(v1);
+      expect(all.schedules.map((x) => x.id).sort()).toEqual(['a', 'b', 'c']);
+      expect(all.schedules.find((x) => x.id === 'a')).toEqual(await backend.getSchedule('a'));
+      expect(await backend.listScheduleChanges(v1)).toEqual({ version: v1, schedules: [], removed: [] });
+      await backend.updateSchedule(definition('a', { cron: '0 * * * *' }));
+      await backend.pauseSchedule('b', { note: 'ops' });
+      await backend.deleteSchedule('c');
+      const since = await backend.listScheduleChanges(v1);
+      expect(since.version).toBe(await version());
+      expect(since.schedules.map((x) => [x.id, x.cron, x.paused])).toEqual([['a', '0 * * * *', false], ['b', '* * * * *', true]]);
+      expect(since.removed).toEqual(['c']);
+      // Deleted and created again: a schedule again, at its new generation.
+      await backend.createSchedule(definition('c'));
+      const again = await backend.listScheduleChanges(since.version);
+      expect(again.schedules.map((x) => [x.id, x.generation])).toEqual([['c', 2]]);
+      expect(again.removed).toEqual([]);
+    });
+
     it('resuming a paused schedule records when its pause ended; resuming a running one changes nothing', async () => {
       const { backend } = store;
       const created = await backend.createSchedule(definition('s'));

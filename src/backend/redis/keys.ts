@@ -50,10 +50,10 @@ export class RedisKeys {
     return `{${this.prefix}:${queue}}:sfires:${scheduleId}`;
   }
 
-  /** Schedule keys, in script order: defs, meta, state, generations, leader, version. */
+  /** Schedule keys, in script order: defs, meta, state, generations, leader, version, changes. */
   get schedules(): string[] {
     const tag = `{${this.prefix}:schedules}`;
-    return [`${tag}:defs`, `${tag}:meta`, `${tag}:state`, `${tag}:generations`, `${tag}:leader`, `${tag}:version`];
+    return [`${tag}:defs`, `${tag}:meta`, `${tag}:state`, `${tag}:generations`, `${tag}:leader`, `${tag}:version`, `${tag}:changes`];
   }
 
   /** The scheduler instances' keys (lua/schedulers.lua), in script order: leader, registry, seen, downtime, version. */

@@ -8,7 +8,7 @@ import {
   type Ack, type AckAndClaimResult, type AckResult, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
   type DailyStat, type EnqueueOutcome, type LeaseRef, type MinuteStat, type QueueInfo, type QueueKeep, type RenewResult, type TaskPage,
   type Unsubscribe, type WorkerInfo, type SchedulingBackend, type LifecycleEvent, type SubscribeOptions, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
-  type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease, type SchedulerStatus,
+  type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease, type SchedulerStatus, type ScheduleChanges,
 } from '../contract.js';
 import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import { RedisScheduleStore } from './schedule-store.js';
@@ -631,6 +631,10 @@ export class RedisBackend implements SchedulingBackend {
 
   listSchedules(): Promise<Schedule[]> {
     return this.scheduling.listSchedules();
+  }
+
+  listScheduleChanges(since: number): Promise<ScheduleChanges> {
+    return this.scheduling.listScheduleChanges(since);
   }
 
   pauseSchedule(id: string, options?: { note?: string | null; until?: number | null }): Promise<Schedule> {

@@ -6,7 +6,7 @@ import type { Schedule, ScheduleDefinition, ScheduleState } from '../../schedule
 import {
   MAX_DOWNTIME_GAPS,
   type FireBatch, type FireOutcome, type FireRecord, type FireResult, type LockStore, type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease,
-  type SchedulerStatus, type ScheduleStore, type ScheduleUpdate,
+  type SchedulerStatus, type ScheduleChanges, type ScheduleStore, type ScheduleUpdate,
 } from '../contract.js';
 import { validateLockKey } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
@@ -29,9 +29,9 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
 
   private async save(mode: string, id: string, definition = '', extra: string | number = -1, note = ''): Promise<string> {
     const { redis, scripts, keys, offset } = this.scope;
-    const [defs, meta, state, generations, , version] = keys.schedules;
+    const [defs, meta, state, generations, , version, changes] = keys.schedules;
     return String(
-      await this.scope.call(() => scripts.run(redis, 'schedule-save', [defs, meta, state, generations, version], [offset, mode, id, definition, extra, note])),
+      await this.scope.call(() => scripts.run(redis, 'schedule-save', [defs, meta, state, generations, version, changes], [offset, mode, id, definition, extra, note])),
     );
   }
 
@@ -91,6 +91,26 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
       .filter((id) => allMeta[id])
       .sort()
       .map((id) => decodeSchedule(allDefs[id], allMeta[id], allState[id] ?? null));
+  }
+
+  async listScheduleChanges(since: number): Promise<ScheduleChanges> {
+    const [defs, meta, state, , , versionKey, changes] = this.scope.keys.schedules;
+    // The version first: a change made after it is read again next time, never missed.
+    const head = (await this.scope.call(() => this.scope.redis.pipeline().get(versionKey).zrangebyscore(changes, `(${since}`, '+inf').exec())) ?? [];
+    const version = Number(head[0]?.[1] ?? 0);
+    const ids = (head[1]?.[1] as string[] | undefined) ?? [];
+    if (ids.length === 0) return { version, schedules: [], removed: [] };
+    const replies = (await this.scope.call(() => this.scope.redis.pipeline().hmget(defs, ...ids).hmget(meta, ...ids).hmget(state, ...ids).exec())) ?? [];
+    const [d, m, st] = replies.map((r) => r[1] as (string | null)[]);
+    const schedules: Schedule[] = [];
+    const removed: string[] = [];
+    ids.forEach((id, i) => {
+      const def = d[i];
+      const metaJson = m[i];
+      if (def && metaJson) schedules.push(decodeSchedule(def, metaJson, st[i]));
+      else removed.push(id);
+    });
+    return { version, schedules, removed };
   }
 
   private schedulers(mode: string, holder: string, ttlMs: number, extra: (string | number)[] = []): Promise<unknown> {

@@ -5,7 +5,7 @@
  */
 import { TasklineError } from '../../core/errors.js';
 import type { Schedule, ScheduleDefinition, ScheduleState } from '../../scheduler/schedule.js';
-import type { ScheduleUpdate } from '../contract.js';
+import type { ScheduleChanges, ScheduleUpdate } from '../contract.js';
 import type { StatementCache } from './database.js';
 import { currentLease } from './schedulers.js';
 import type { Transition } from './transition.js';
@@ -75,9 +75,10 @@ function decodeSchedule(row: ScheduleRow): Schedule {
   };
 }
 
-/** Every change of a schedule moves the version, so schedulers know to read the schedules again. */
-function bumpVersion(t: Transition): void {
-  t.run('UPDATE scheduler_downtime SET schedules_version = schedules_version + 1 WHERE id = 1');
+/** Every change of a schedule moves the version and records it, so schedulers catch up on what changed. */
+function bumpVersion(t: Transition, id: string): void {
+  const { version } = t.get<{ version: number }>('UPDATE scheduler_downtime SET schedules_version = schedules_version + 1 WHERE id = 1 RETURNING schedules_version AS version')!;
+  t.run('INSERT INTO schedule_changes (id, version) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version', id, version);
 }
 
 function readSchedule(t: Transition, id: string): Schedule {
@@ -100,7 +101,7 @@ function insertSchedule(t: Transition, definition: ScheduleDefinition): void {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     definition.id, storedDefinition(definition), generation, t.now, t.now, p.paused, p.pause_note, p.paused_until, JSON.stringify(state),
   );
-  bumpVersion(t);
+  bumpVersion(t, definition.id);
 }
 
 /**
@@ -125,14 +126,14 @@ export function saveSchedule(t: Transition, mode: 'create' | 'update' | 'upsert'
     'UPDATE schedules SET definition = ?, updated_at = ?, paused = ?, pause_note = ?, paused_until = ?, state = ? WHERE id = ?',
     storedDefinition(definition), t.now, p.paused, p.pause_note, p.paused_until, JSON.stringify(state), definition.id,
   );
-  bumpVersion(t);
+  bumpVersion(t, definition.id);
   return readSchedule(t, definition.id);
 }
 
 /** Returns false when there was no such schedule. Its generation counter is kept. */
 export function deleteSchedule(t: Transition, id: string): boolean {
   const deleted = t.run('DELETE FROM schedules WHERE id = ?', id).changes > 0;
-  if (deleted) bumpVersion(t);
+  if (deleted) bumpVersion(t, id);
   return deleted;
 }
 
@@ -151,7 +152,7 @@ export function setSchedulePaused(t: Transition, id: string, paused: boolean, op
     'UPDATE schedules SET paused = ?, pause_note = ?, paused_until = ?, resumed_at = ?, updated_at = ? WHERE id = ?',
     p.paused, p.pause_note, p.paused_until, resumedAt, t.now, id,
   );
-  bumpVersion(t);
+  bumpVersion(t, id);
   return readSchedule(t, id);
 }
 
@@ -162,6 +163,21 @@ export function getSchedule(sql: StatementCache, id: string): Schedule | null {
 
 export function listSchedules(sql: StatementCache): Schedule[] {
   return (sql.get('SELECT * FROM schedules ORDER BY id').all() as ScheduleRow[]).map(decodeSchedule);
+}
+
+/** What changed since version `since` (call inside one read transaction). */
+export function listScheduleChanges(sql: StatementCache, since: number): ScheduleChanges {
+  const { version } = sql.get('SELECT schedules_version AS version FROM scheduler_downtime WHERE id = 1').get() as { version: number };
+  const rows = sql
+    .get('SELECT c.id AS changed_id, s.* FROM schedule_changes c LEFT JOIN schedules s ON s.id = c.id WHERE c.version > ? ORDER BY c.id')
+    .all(since) as (ScheduleRow & { changed_id: string })[];
+  const schedules: Schedule[] = [];
+  const removed: string[] = [];
+  for (const row of rows) {
+    if (row.id === null) removed.push(row.changed_id);
+    else schedules.push(decodeSchedule(row));
+  }
+  return { version, schedules, removed };
 }
 
 /**

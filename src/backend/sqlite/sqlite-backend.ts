@@ -17,7 +17,7 @@ import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
   QueueInfo, QueueKeep, RenewResult, TaskPage, Unsubscribe, WorkerInfo, SubscribeOptions,
-  FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerLease, SchedulerStatus,
+  FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerLease, SchedulerStatus, ScheduleChanges,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
 import { validateLockKey, validateQueueKeep } from '../shared.js';
@@ -328,6 +328,10 @@ export class SqliteBackend implements SchedulingBackend {
 
   async listSchedules(): Promise<Schedule[]> {
     return this.read(() => schedules.listSchedules(this.sql));
+  }
+
+  async listScheduleChanges(since: number): Promise<ScheduleChanges> {
+    return this.read(() => schedules.listScheduleChanges(this.sql, since));
   }
 
   async pauseSchedule(id: string, options: { note?: string | null; until?: number | null } = {}): Promise<Schedule> {

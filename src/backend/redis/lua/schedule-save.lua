@@ -3,7 +3,8 @@
 -- c createdAt, u updatedAt, p paused, pn pause note, pu paused until, ra resumed at}), 3 state
 -- (hash id -> run state JSON), 4 generations (hash id -> last generation; kept after delete, so a
 -- re-created schedule gets a new generation), 5 version (counter bumped by every change, so
--- schedulers know when to read the schedules again).
+-- schedulers know when to read the schedules again), 6 changes (zset id -> version of its last
+-- change, deletes included: what a scheduler reads to catch up).
 -- ARGV 1 clock offset, 2 mode (create | update | upsert | pause | resume | delete), 3 id,
 -- 4 definition JSON (create/update/upsert) or pause note (pause), 5 paused (1/0) for
 -- create/update/upsert, or paused until ms for pause (-1: none), 6 pause note (create/update/upsert).
@@ -11,6 +12,10 @@
 -- Returns 'ok', 'conflict' (create of an existing id) or 'missing'.
 local mode, id = ARGV[2], ARGV[3]
 local exists = redis.call('HEXISTS', KEYS[1], id) == 1
+
+local function changed()
+  redis.call('ZADD', KEYS[6], redis.call('INCR', KEYS[5]), id)
+end
 
 local function set_pause(meta, paused, note, until_ms)
   meta.p = paused
@@ -26,7 +31,7 @@ if mode == 'create' or (mode == 'upsert' and not exists) then
   redis.call('HSET', KEYS[1], id, ARGV[4])
   redis.call('HSET', KEYS[2], id, cjson.encode(meta))
   redis.call('HSET', KEYS[3], id, cjson.encode({ watermark = NOW }))
-  redis.call('INCR', KEYS[5])
+  changed()
   return 'ok'
 end
 if not exists then return 'missing' end
@@ -34,7 +39,7 @@ if mode == 'delete' then
   redis.call('HDEL', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[3], id)
-  redis.call('INCR', KEYS[5])
+  changed()
   return 'ok'
 end
 local meta = cjson.decode(redis.call('HGET', KEYS[2], id))
@@ -56,5 +61,5 @@ else
   set_pause(meta, false, '', nil)
 end
 redis.call('HSET', KEYS[2], id, cjson.encode(meta))
-redis.call('INCR', KEYS[5])
+changed()
 return 'ok'

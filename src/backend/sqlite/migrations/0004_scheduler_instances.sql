@@ -28,3 +28,11 @@ CREATE TABLE scheduler_downtime (
   gaps              TEXT NOT NULL
 );
 INSERT INTO scheduler_downtime (id, schedules_version, alive_at, since, gaps) VALUES (1, 0, NULL, NULL, '[]');
+
+-- The version of each schedule's last change (deletes included), so a scheduler catches up by
+-- reading what changed since the version it holds instead of every schedule.
+CREATE TABLE schedule_changes (
+  id      TEXT PRIMARY KEY,
+  version INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX schedule_changes_by_version ON schedule_changes (version);
