@@ -37,21 +37,9 @@ export class ScheduleBook {
   load(schedules: Schedule[], version: number | null, onError: (error: unknown) => void): void {
     this.entries.clear();
     this.heap = [];
-    const ids = new Set<string>();
-    for (const schedule of schedules) {
-      ids.add(schedule.id);
-      let cron: CronSchedule;
-      try {
-        cron = this.compile(schedule);
-      } catch (error) {
-        onError(error);
-        continue;
-      }
-      const entry: BookEntry = { schedule, cron, due: null };
-      this.entries.set(schedule.id, entry);
-      this.schedule(entry);
-    }
+    const ids = new Set(schedules.map((s) => s.id));
     for (const id of this.compiled.keys()) if (!ids.has(id)) this.compiled.delete(id);
+    for (const schedule of schedules) this.add(schedule, onError);
     this.version = version;
   }
 
@@ -61,21 +49,27 @@ export class ScheduleBook {
       this.entries.delete(id);
       this.compiled.delete(id);
     }
-    for (const schedule of changed) {
-      // The old entry's heap item is dropped when it surfaces (it is no longer the id's entry).
-      this.entries.delete(schedule.id);
-      let cron: CronSchedule;
-      try {
-        cron = this.compile(schedule);
-      } catch (error) {
-        onError(error);
-        continue;
-      }
-      const entry: BookEntry = { schedule, cron, due: null };
-      this.entries.set(schedule.id, entry);
-      this.schedule(entry);
-    }
+    for (const schedule of changed) this.add(schedule, onError);
     this.version = version;
+  }
+
+  /**
+   * Puts a schedule in the book, replacing its entry (the old entry's heap item is dropped when
+   * it surfaces: it is no longer the id's entry). A cron that does not parse is reported and the
+   * schedule left out.
+   */
+  private add(schedule: Schedule, onError: (error: unknown) => void): void {
+    this.entries.delete(schedule.id);
+    let cron: CronSchedule;
+    try {
+      cron = this.compile(schedule);
+    } catch (error) {
+      onError(error);
+      return;
+    }
+    const entry: BookEntry = { schedule, cron, due: null };
+    this.entries.set(schedule.id, entry);
+    this.schedule(entry);
   }
 
   /** Forgets the loaded version, so the next look reads the schedules again. */

@@ -5,10 +5,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ScheduleService, type Backend } from '../../src/index.js';
-import { BACKEND_KINDS, cliStore, type CliStore } from '../cli/helpers.js';
-import { expectEveryFire, ServerGroup, storedFires } from './servers.js';
+import { describe, expect, it } from 'vitest';
+import { ScheduleService } from '../../src/index.js';
+import { BACKEND_KINDS } from '../cli/helpers.js';
+import { expectEveryFire, storedFires, useServers } from './servers.js';
 
 /** Debian's libfaketime (package faketime), preloaded straight into node: the `faketime` wrapper forks, so signals would miss node. */
 const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find((p) => existsSync(p));
@@ -33,22 +33,10 @@ if (!present) console.warn('skipping the clock-skew tests: libfaketime is not in
 const SKEWS = ['+30s', '-30s'];
 
 describe.skipIf(!present).each(BACKEND_KINDS)('schedulers with skewed clocks on %s', (kind) => {
-  let store: CliStore;
-  let backend: Backend;
-  let servers: ServerGroup;
-
-  beforeEach(async () => {
-    store = await cliStore(kind);
-    backend = await store.open();
-    servers = new ServerGroup(store);
-  });
-
-  afterEach(async () => {
-    await servers.destroy();
-    await store.cleanup();
-  });
+  const t = useServers(kind);
 
   it('one instance 30 s ahead, one 30 s behind, leading in turn: no early fire, no duplicate', async () => {
+    const { backend, servers } = t;
     const service = new ScheduleService(backend);
     await service.create({ id: 'every-second', cron: '* * * * * *', task: { type: 'tick' }, overlap: 'allow' });
     // The skewed ones first, so one of them leads from the start.

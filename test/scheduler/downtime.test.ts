@@ -4,31 +4,19 @@
  * enqueues the newest and records the rest missed, `all` enqueues them all, `skip` none — while
  * fires before and after the gap are enqueued on time.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ScheduleService, type Backend, type FireRecord } from '../../src/index.js';
-import { BACKEND_KINDS, cliStore, type CliStore } from '../cli/helpers.js';
-import { ServerGroup } from './servers.js';
+import { describe, expect, it } from 'vitest';
+import { ScheduleService, type FireRecord } from '../../src/index.js';
+import { BACKEND_KINDS } from '../cli/helpers.js';
+import { useServers } from './servers.js';
 
 const DOWN_MS = 10_000;
 const GRACE_MS = 2_000;
 
 describe.each(BACKEND_KINDS)('scheduler downtime on %s', (kind) => {
-  let store: CliStore;
-  let backend: Backend;
-  let servers: ServerGroup;
-
-  beforeEach(async () => {
-    store = await cliStore(kind);
-    backend = await store.open();
-    servers = new ServerGroup(store);
-  });
-
-  afterEach(async () => {
-    await servers.destroy();
-    await store.cleanup();
-  });
+  const t = useServers(kind);
 
   it('all schedulers stopped for 10 s, then one started: the policy decides, and only then are fires missed', async () => {
+    const { backend, servers } = t;
     const service = new ScheduleService(backend);
     for (const policy of ['latest', 'all', 'skip'] as const) {
       await service.create({ id: policy, cron: '* * * * * *', task: { type: 'tick' }, overlap: 'allow', catchUp: { policy } });

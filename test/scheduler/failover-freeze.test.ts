@@ -5,32 +5,20 @@
  * nothing it wrote moved the schedule's run state back.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ScheduleService, type Backend } from '../../src/index.js';
-import { BACKEND_KINDS, cliStore, type CliStore } from '../cli/helpers.js';
+import { ScheduleService } from '../../src/index.js';
+import { BACKEND_KINDS } from '../cli/helpers.js';
 import { eventually } from '../helpers/processes.js';
 import { REDIS_URL } from '../helpers/stores.js';
-import { CuttableProxy, expectEveryFire, ServerGroup, storedFires } from './servers.js';
+import { CuttableProxy, expectEveryFire, storedFires, useServers } from './servers.js';
 
 const LEASE_MS = 3_000;
 const FROZEN_MS = 8_000;
 
 describe.each(BACKEND_KINDS)('scheduler failover on %s: the leader frozen (SIGSTOP)', (kind) => {
-  let store: CliStore;
-  let backend: Backend;
-  let servers: ServerGroup;
-
-  beforeEach(async () => {
-    store = await cliStore(kind);
-    backend = await store.open();
-    servers = new ServerGroup(store);
-  });
-
-  afterEach(async () => {
-    await servers.destroy();
-    await store.cleanup();
-  });
+  const t = useServers(kind);
 
   it('past its lease: the others fire meanwhile, one takes over; awake, the old leader writes nothing and fires nothing twice', async () => {
+    const { backend, servers } = t;
     await Promise.all([servers.start(), servers.start(), servers.start()]);
     const service = new ScheduleService(backend);
     await service.create({ id: 'every-second', cron: '* * * * * *', task: { type: 'tick' }, overlap: 'allow' });
@@ -72,26 +60,20 @@ describe.each(BACKEND_KINDS)('scheduler failover on %s: the leader frozen (SIGST
 });
 
 describe('scheduler failover on redis: the leader cut off from the store', () => {
-  let store: CliStore;
-  let backend: Backend;
-  let servers: ServerGroup;
+  const t = useServers('redis');
   let proxy: CuttableProxy;
 
   beforeEach(async () => {
-    store = await cliStore('redis');
-    backend = await store.open();
-    servers = new ServerGroup(store);
     const target = new URL(REDIS_URL);
     proxy = await CuttableProxy.start({ host: target.hostname, port: Number(target.port || 6379) });
   });
 
   afterEach(async () => {
-    await servers.destroy();
     await proxy.close();
-    await store.cleanup();
   });
 
   it('its connection cut for 8 s: the others take over and fire meanwhile; back, it stands by and fires nothing twice', async () => {
+    const { store, backend, servers } = t;
     const service = new ScheduleService(backend);
     await service.create({ id: 'every-second', cron: '* * * * * *', task: { type: 'tick' }, overlap: 'allow' });
     const prefix = store.args[store.args.indexOf('--prefix') + 1];

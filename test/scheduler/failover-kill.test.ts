@@ -5,33 +5,21 @@
  * early, each is enqueued within 3 s; after each takeover the API and the metric name the real
  * leader. The lag of the fires right after each kill is printed (the benchmark has the p99).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ScheduleService, type Backend } from '../../src/index.js';
-import { BACKEND_KINDS, cliStore, type CliStore } from '../cli/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { ScheduleService } from '../../src/index.js';
+import { BACKEND_KINDS } from '../cli/helpers.js';
 import { eventually } from '../helpers/processes.js';
-import { expectEveryFire, medianMax, ServerGroup, storedFires } from './servers.js';
+import { expectEveryFire, medianMax, storedFires, useServers } from './servers.js';
 
 const RUN_MS = 62_000;
 const KILL_EVERY_MS = 7_000;
 const EVERY_2S = 50;
 
 describe.each(BACKEND_KINDS)('scheduler failover on %s: the leader SIGKILLed', (kind) => {
-  let store: CliStore;
-  let backend: Backend;
-  let servers: ServerGroup;
-
-  beforeEach(async () => {
-    store = await cliStore(kind);
-    backend = await store.open();
-    servers = new ServerGroup(store);
-  });
-
-  afterEach(async () => {
-    await servers.destroy();
-    await store.cleanup();
-  });
+  const t = useServers(kind);
 
   it('every ~7 s for ~60 s: no duplicate, no second without a fire, nothing missed, every fire within 3 s', async () => {
+    const { backend, servers } = t;
     await Promise.all([servers.start(), servers.start(), servers.start()]);
     const service = new ScheduleService(backend);
     await service.create({ id: 'every-second', cron: '* * * * * *', task: { type: 'tick' }, overlap: 'allow' });

@@ -4,9 +4,9 @@
  * the store.
  */
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { expect } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 import type { Backend } from '../../src/index.js';
-import { CliProcess, type CliStore } from '../cli/helpers.js';
+import { CliProcess, cliStore, type BackendKind, type CliStore } from '../cli/helpers.js';
 import { eventually } from '../helpers/processes.js';
 
 export function freePort(): Promise<number> {
@@ -115,6 +115,44 @@ export class ServerGroup {
   async destroy(): Promise<void> {
     await Promise.all(this.all.map((s) => s.process.kill()));
   }
+}
+
+export interface ServerTest {
+  readonly store: CliStore;
+  /** An in-test backend on the store, for setting up and reading back. */
+  readonly backend: Backend;
+  readonly servers: ServerGroup;
+}
+
+/** A fresh store and server group before each test of the enclosing block; every server killed and the store removed after. */
+export function useServers(kind: BackendKind): ServerTest {
+  let current: { store: CliStore; backend: Backend; servers: ServerGroup } | null = null;
+  beforeEach(async () => {
+    const store = await cliStore(kind);
+    current = { store, backend: await store.open(), servers: new ServerGroup(store) };
+  });
+  afterEach(async () => {
+    const done = current;
+    current = null;
+    if (!done) return;
+    await done.servers.destroy();
+    await done.store.cleanup();
+  });
+  const get = () => {
+    if (!current) throw new Error('the servers are only there inside a test');
+    return current;
+  };
+  return {
+    get store() {
+      return get().store;
+    },
+    get backend() {
+      return get().backend;
+    },
+    get servers() {
+      return get().servers;
+    },
+  };
 }
 
 export interface StoredFire {
