@@ -385,6 +385,12 @@ export interface SchedulerCheckIn {
   downtime: SchedulerDowntime;
 }
 
+export interface SchedulerList {
+  instances: SchedulerStatus[];
+  lease: SchedulerLease | null;
+  downtime: SchedulerDowntime | null;
+}
+
 /** A live scheduler instance as listed (GET /api/v1/schedulers). */
 export interface SchedulerStatus extends SchedulerInstance {
   /** Store time of its latest check-in. */
@@ -434,8 +440,8 @@ export interface ScheduleStore {
   checkInScheduler(instance: SchedulerInstance, options: { leaseMs: number; bid: boolean }): Promise<SchedulerCheckIn>;
   /** Removes the instance from the registry and releases its lease. */
   leaveSchedulers(id: string): Promise<void>;
-  /** The live scheduler instances (oldest first) and the valid lease. */
-  listSchedulers(): Promise<{ instances: SchedulerStatus[]; lease: SchedulerLease | null }>;
+  /** The live scheduler instances (oldest first), the valid lease and the downtime (null before any check-in). */
+  listSchedulers(): Promise<SchedulerList>;
   /**
    * Records fires and enqueues their tasks, each fire at most once across all schedulers; the
    * fires of one queue go to the store in one call. A fire handled before answers `exists` with

@@ -121,7 +121,8 @@ export function reportFires(ctx: CliContext, scheduler: Scheduler): void {
 export async function schedulerBanner(scheduler: Scheduler): Promise<{ line: string; json: Record<string, unknown> }> {
   await scheduler.ready();
   const view = scheduler.view;
-  const settings = `lease ${formatDuration(scheduler.leaseMs)}, takeover after ${formatDuration(scheduler.takeoverDelayMs)}`;
+  const exact = (ms: number) => (ms % 1000 === 0 ? formatDuration(ms) : `${ms}ms`);
+  const settings = `lease ${exact(scheduler.leaseMs)}, takeover after ${exact(scheduler.takeoverDelayMs)}`;
   const leader = view.leader === null
     ? 'no leader yet'
     : view.isLeader

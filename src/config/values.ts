@@ -33,8 +33,10 @@ export function parseDuration(setting: string, value: unknown, source: SettingSo
     }
   }
   if (ms === null || !Number.isSafeInteger(ms) || ms < min || ms > max) {
-    const range = options.max !== undefined ? ` (from ${min} ms to ${max} ms)` : min > 0 ? ` (at least ${min} ms)` : '';
-    throw configError(setting, value, `${DURATION_FORM}${range}`, source);
+    const accepted = options.max !== undefined
+      ? `a duration from ${shortDuration(min)} to ${shortDuration(max)}, such as ${shortDuration(Math.min(max, Math.max(min, 3_000)))}, or a whole number of ms`
+      : `${DURATION_FORM}${min > 0 ? ` (at least ${min} ms)` : ''}`;
+    throw configError(setting, value, accepted, source);
   }
   return ms;
 }
@@ -95,4 +97,12 @@ export function parseBoolean(setting: string, value: unknown, source: SettingSou
     if (['0', 'false', 'no', 'off'].includes(v)) return false;
   }
   throw configError(setting, value, 'true or false (also 1/0, yes/no, on/off)', source);
+}
+
+/** 300ms, 3s, 10m: the largest unit that divides the value. */
+function shortDuration(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
 }

@@ -13,6 +13,8 @@ export interface BookEntry {
   cron: CronSchedule;
   /** When it next has something to do (store ms), or null. */
   due: number | null;
+  /** Store time this version of the schedule entered the book. */
+  loadedAt: number;
 }
 
 interface HeapItem {
@@ -34,22 +36,22 @@ export class ScheduleBook {
   }
 
   /** Replaces the book with `schedules` (read at `version`); a schedule whose cron does not parse is reported and left out. */
-  load(schedules: Schedule[], version: number | null, onError: (error: unknown) => void): void {
+  load(schedules: Schedule[], version: number | null, now: number, onError: (error: unknown) => void): void {
     this.entries.clear();
     this.heap = [];
     const ids = new Set(schedules.map((s) => s.id));
     for (const id of this.compiled.keys()) if (!ids.has(id)) this.compiled.delete(id);
-    for (const schedule of schedules) this.add(schedule, onError);
+    for (const schedule of schedules) this.add(schedule, now, onError);
     this.version = version;
   }
 
   /** Brings the book up to `version` with what changed since its own: the changed schedules replace theirs, the removed go. */
-  apply(changed: Schedule[], removed: string[], version: number, onError: (error: unknown) => void): void {
+  apply(changed: Schedule[], removed: string[], version: number, now: number, onError: (error: unknown) => void): void {
     for (const id of removed) {
       this.entries.delete(id);
       this.compiled.delete(id);
     }
-    for (const schedule of changed) this.add(schedule, onError);
+    for (const schedule of changed) this.add(schedule, now, onError);
     this.version = version;
   }
 
@@ -58,7 +60,7 @@ export class ScheduleBook {
    * it surfaces: it is no longer the id's entry). A cron that does not parse is reported and the
    * schedule left out.
    */
-  private add(schedule: Schedule, onError: (error: unknown) => void): void {
+  private add(schedule: Schedule, now: number, onError: (error: unknown) => void): void {
     this.entries.delete(schedule.id);
     let cron: CronSchedule;
     try {
@@ -67,7 +69,7 @@ export class ScheduleBook {
       onError(error);
       return;
     }
-    const entry: BookEntry = { schedule, cron, due: null };
+    const entry: BookEntry = { schedule, cron, due: null, loadedAt: now };
     this.entries.set(schedule.id, entry);
     this.schedule(entry);
   }
@@ -92,10 +94,20 @@ export class ScheduleBook {
     this.floor = -Infinity;
   }
 
+  /** The time up to which every fire is handled (see raiseFloor). */
+  get handledThrough(): number {
+    return this.floor;
+  }
+
   /** The earliest due time, or null when nothing is due ever. */
   earliest(): number | null {
+    return this.earliestEntry()?.due ?? null;
+  }
+
+  /** The entry due first, or null. */
+  earliestEntry(): (BookEntry & { due: number }) | null {
     this.dropStale();
-    return this.heap.length > 0 ? this.heap[0].due : null;
+    return this.heap.length > 0 ? (this.heap[0].entry as BookEntry & { due: number }) : null;
   }
 
   /** Takes every entry due at or before `at` out of the heap (put each back with `settle`). */

@@ -14,13 +14,13 @@ import { hostname } from 'node:os';
 import type {
   FireBatch, FireRequest, FireResult, SchedulerDowntime, SchedulerInstance, SchedulerLease, SchedulingBackend, ScheduleUpdate,
 } from '../backend/contract.js';
-import { systemClock, type Clock } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import { shortId } from '../core/ids.js';
 import { VERSION } from '../version.js';
 import { sleep } from '../worker/component.js';
 import { DEFAULT_PLAN_OPTIONS, fireBatch, fireRequest, planFires, type PlanOptions } from './plan.js';
 import { ScheduleBook, type BookEntry } from './schedule-book.js';
-import type { Schedule, ScheduleState } from './schedule.js';
+import { isPaused, type Schedule, type ScheduleState } from './schedule.js';
 
 export interface SchedulerOptions {
   /** This instance's id in the registry and the lease. Default: `scheduler-<pid>-<random>`. */
@@ -40,7 +40,11 @@ export interface SchedulerOptions {
   graceMs?: number;
   /** Fire records kept per schedule. Default 1 000. */
   keepHistory?: number;
-  /** The host clock (tests shift it). Default: the system clock. */
+  /**
+   * The host clock that paces the sleeps and carries the store's time between check-ins (tests
+   * shift it). Default: a monotonic clock (a step of the wall clock neither stalls the scheduler
+   * nor makes it fire early).
+   */
   clock?: Clock;
 }
 
@@ -77,6 +81,11 @@ const LOOKAHEAD_MS = 250;
 /** Most fires of one queue in one store call. */
 const MAX_FIRES_PER_CALL = 5_000;
 const MINUTE_MS = 60_000;
+/** A standby whose takeover found the leader had done it all waits up to this many times the takeover delay next time. */
+const MAX_TAKEOVER_BACKOFF = 4;
+
+/** Monotonic ms on the epoch scale (performance.now() never steps). */
+const monotonicClock: Clock = { now: () => performance.timeOrigin + performance.now() };
 
 interface PreparedFires {
   batches: FireBatch[];
@@ -101,6 +110,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private offset = 0;
   private nextCheckInAt = 0;
   private storeVersion: number | null = null;
+  /** How many takeover delays a standby waits (doubles while its takeovers find everything done). */
+  private takeoverBackoff = 1;
   private startedAt: number | null = null;
   private lastTickAt = 0;
   /** Fires recorded per minute-second slot, for firesLastMinute. */
@@ -119,7 +130,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.takeoverDelayMs = options.takeoverDelayMs ?? 500;
     this.checkInMs = Math.max(50, Math.floor(this.leaseMs / 3));
     this.keepHistory = options.keepHistory ?? 1_000;
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? monotonicClock;
     this.planOptions = { ...DEFAULT_PLAN_OPTIONS, graceMs: options.graceMs ?? DEFAULT_PLAN_OPTIONS.graceMs };
     this.firstCheckIn = new Promise((resolve) => (this.resolveFirstCheckIn = resolve));
   }
@@ -184,9 +195,15 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private async step(): Promise<number> {
     if (this.clock.now() >= this.nextCheckInAt) await this.checkIn();
     if (this.stopping.signal.aborted) return 0;
-    if (this.book.version === null || (this.storeVersion !== null && this.storeVersion > this.book.version)) await this.reload();
+    await this.catchUp();
     this.lastTickAt = this.storeNow();
     return this.epoch !== null ? this.lead() : this.standBy();
+  }
+
+  /** Reads what changed when the store's schedules version moved (all of it when it went back: a store restored or emptied). */
+  private async catchUp(): Promise<void> {
+    if (this.storeVersion !== null && this.book.version !== null && this.storeVersion < this.book.version) this.book.invalidate();
+    if (this.book.version === null || (this.storeVersion !== null && this.storeVersion > this.book.version)) await this.reload();
   }
 
   private instance(): SchedulerInstance {
@@ -217,6 +234,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       if (result.epoch !== null) {
         // A new leader plans from the store's watermarks: what it finds handled answers `exists`.
         this.book.invalidate();
+        this.takeoverBackoff = 1;
         this.emit('leader', result.epoch);
       } else if (led) this.emit('follower');
     }
@@ -232,14 +250,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const report = (error: unknown) => this.report(error);
     if (this.book.version !== null) {
       const changes = await this.backend.listScheduleChanges(this.book.version);
-      this.book.apply(changes.schedules, changes.removed, changes.version, report);
+      this.book.apply(changes.schedules, changes.removed, changes.version, this.storeNow(), report);
       if (this.epoch !== null) for (const schedule of changes.schedules) this.noteUnwritten(schedule.id);
       return;
     }
     const version = this.storeVersion;
     const schedules = await this.backend.listSchedules();
     this.book.resetFloor();
-    this.book.load(schedules, version, report);
+    this.book.load(schedules, version, this.storeNow(), report);
     this.unwritten.clear();
     if (this.epoch !== null) for (const entry of this.book.all()) this.noteUnwritten(entry.schedule.id);
   }
@@ -248,8 +266,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private noteUnwritten(id: string): void {
     const entry = this.book.get(id);
     if (!entry) return;
-    const next = entry.due;
-    if (next !== null && entry.schedule.state.nextRunAt !== next && next > (this.lease?.firedThrough ?? -Infinity)) this.unwritten.set(id, entry);
+    // While paused, nothing is next (the book's due time is then the end of the pause, not a fire).
+    const next = isPaused(entry.schedule, this.storeNow()) ? null : entry.due;
+    if (entry.schedule.state.nextRunAt !== next && (next === null || next > (this.lease?.firedThrough ?? -Infinity))) this.unwritten.set(id, entry);
   }
 
   /**
@@ -262,8 +281,17 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const due = this.book.earliest();
     const soon = due !== null && due - now <= LOOKAHEAD_MS;
     if (!soon && this.unwritten.size === 0) return this.sleepUntil(this.nextLeaderWake());
-    const at = soon ? Math.max(now, due) : now;
-    const prepared = this.prepare(at);
+    // What changed since the last look (one cheap read): a pause, a change or a delete made up to
+    // the look-ahead before a fire applies to it, and a new schedule's first fire is not left to a standby.
+    let next = due;
+    if (soon) {
+      await this.reload();
+      if (this.epoch !== epoch) return 0;
+      next = this.book.earliest();
+      if ((next === null || next - now > LOOKAHEAD_MS) && this.unwritten.size === 0) return 0;
+    }
+    const at = next !== null && next - now <= LOOKAHEAD_MS ? Math.max(now, next) : now;
+    const prepared = this.prepare(at, false);
     if (at > now) {
       // Never early: a timer may fire a millisecond before its time by the wall clock, and the
       // store's clock is known here only to within a round trip, so wait until 1 ms past due.
@@ -277,15 +305,16 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         return 0;
       }
     }
-    const results = await this.fire(prepared, false);
-    const updates: ScheduleUpdate[] = results.map(({ entry, state }) => ({
+    const { settled } = await this.fire(prepared, false);
+    const updates: ScheduleUpdate[] = settled.map(({ entry, state }) => ({
       id: entry.schedule.id,
       generation: entry.schedule.generation,
       updatedAt: entry.schedule.updatedAt,
       state,
     }));
     for (const entry of this.unwritten.values()) {
-      updates.push({ id: entry.schedule.id, generation: entry.schedule.generation, updatedAt: entry.schedule.updatedAt, state: { ...entry.schedule.state, nextRunAt: entry.due } });
+      const nextRunAt = isPaused(entry.schedule, at) ? null : entry.due;
+      updates.push({ id: entry.schedule.id, generation: entry.schedule.generation, updatedAt: entry.schedule.updatedAt, state: { ...entry.schedule.state, nextRunAt } });
     }
     this.unwritten.clear();
     const advanced = await this.backend.advanceSchedules(this.id, epoch, updates, prepared.behind ? undefined : at);
@@ -314,18 +343,38 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    */
   private async standBy(): Promise<number> {
     this.book.raiseFloor(this.lease?.firedThrough ?? null);
-    const due = this.book.earliest();
-    if (due === null) return this.sleepUntil(null);
-    const takeoverAt = due + this.takeoverDelayMs;
+    const takeoverAt = this.takeoverAt();
+    if (takeoverAt === null) return this.sleepUntil(null);
     if (this.storeNow() < takeoverAt) return this.sleepUntil(takeoverAt);
     await this.checkIn();
     if (this.epoch !== null || this.stopping.signal.aborted) return 0;
+    await this.catchUp();
     this.book.raiseFloor(this.lease?.firedThrough ?? null);
-    const stillDue = this.book.earliest();
+    const stillAt = this.takeoverAt();
     const now = this.storeNow();
-    if (stillDue === null || now < stillDue + this.takeoverDelayMs) return 0;
-    await this.fire(this.prepare(now), true);
+    if (stillAt === null || now < stillAt) return 0;
+    const counts = await this.fire(this.prepare(now, true), true);
+    // All already handled: the leader is slow, not gone — look later next time, rather than
+    // repeat its work on every fire; anything new: back to the plain delay.
+    if (counts.fresh > 0) this.takeoverBackoff = 1;
+    else if (counts.existing > 0) this.takeoverBackoff = Math.min(MAX_TAKEOVER_BACKOFF, this.takeoverBackoff * 2);
     return 0;
+  }
+
+  /**
+   * When the earliest due fire may be taken over: past its time by the takeover delay (times the
+   * backoff), and not before the leader had a check-in's time to learn of a schedule that is new
+   * to this book.
+   */
+  private takeoverAt(): number | null {
+    const entry = this.book.earliestEntry();
+    if (entry === null) return null;
+    return Math.max(entry.due + this.takeoverDelayMs * this.takeoverBackoff, this.knownAt(entry));
+  }
+
+  /** From when the leader has surely seen this version of the schedule, plus the takeover delay. */
+  private knownAt(entry: BookEntry): number {
+    return entry.loadedAt + this.checkInMs + this.takeoverDelayMs;
   }
 
   /** Sleeps until the store time `at` (or the next check-in, whichever is first). */
@@ -335,13 +384,22 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return Math.max(0, Math.min(untilCheckIn, at - this.storeNow()));
   }
 
-  /** Plans every schedule due at `now` (store time): the fire batches and the new run states. */
-  private prepare(now: number): PreparedFires {
+  /**
+   * Plans every schedule due at `now` (store time): the fire batches and the new run states.
+   * Fires the leader's progress covers count as handled; a standby (`takeover`) leaves out the
+   * schedules the leader may not have seen yet.
+   */
+  private prepare(now: number, takeover: boolean): PreparedFires {
     const batches: FireBatch[] = [];
     const pending: PreparedFires['pending'] = [];
     let behind = false;
+    const handled = this.book.handledThrough;
     for (const entry of this.book.takeDue(now)) {
-      const { schedule } = entry;
+      if (takeover && now < this.knownAt(entry)) {
+        this.book.settle(entry, entry.schedule.state);
+        continue;
+      }
+      const schedule = entry.schedule.state.watermark >= handled ? entry.schedule : { ...entry.schedule, state: { ...entry.schedule.state, watermark: handled } };
       const plan = planFires(schedule, entry.cron, now, this.planOptions, this.downtime);
       if (plan.fires.length >= this.planOptions.maxFires) behind = true;
       const fires: FireRequest[] = [];
@@ -359,7 +417,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** Sends the prepared fires (each queue's in one call, chunked past MAX_FIRES_PER_CALL), applies the results and settles the book. */
-  private async fire(prepared: PreparedFires, takeover: boolean): Promise<{ entry: BookEntry; state: ScheduleState }[]> {
+  private async fire(prepared: PreparedFires, takeover: boolean): Promise<{ settled: { entry: BookEntry; state: ScheduleState }[]; fresh: number; existing: number }> {
     const { batches, pending } = prepared;
     const results = new Map<FireBatch, FireResult[]>();
     try {
@@ -373,11 +431,17 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       throw error;
     }
     const now = this.storeNow();
+    let fresh = 0;
+    let existing = 0;
     for (const { entry, state, batch } of pending) {
-      if (batch) this.applyResults(entry.schedule, state, batch, results.get(batch)!, now, takeover);
+      if (batch) {
+        const replies = results.get(batch)!;
+        for (const r of replies) if (r.outcome === 'exists') existing += 1; else fresh += 1;
+        this.applyResults(entry.schedule, state, batch, replies, now, takeover);
+      }
       this.book.settle(entry, state);
     }
-    return pending.map(({ entry, state }) => ({ entry, state }));
+    return { settled: pending.map(({ entry, state }) => ({ entry, state })), fresh, existing };
   }
 
   private applyResults(schedule: Schedule, state: ScheduleState, batch: FireBatch, results: FireResult[], now: number, takeover: boolean): void {

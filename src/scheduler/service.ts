@@ -118,8 +118,9 @@ export class ScheduleService {
   private async flushDueFires(id: string): Promise<void> {
     const schedule = await this.backend.getSchedule(id);
     if (!schedule) return;
-    const now = await this.backend.now();
-    const plan = planFires(schedule, parseCron(schedule.cron, schedule.timezone, { anchor: schedule.startAt ?? 0 }), now);
+    const [now, { downtime }] = await Promise.all([this.backend.now(), this.backend.listSchedulers()]);
+    // Late, not missed, unless no scheduler ran then (as the scheduler plans; see plan.ts).
+    const plan = planFires(schedule, parseCron(schedule.cron, schedule.timezone, { anchor: schedule.startAt ?? 0 }), now, undefined, downtime ?? undefined);
     if (plan.fires.length === 0) return;
     await this.backend.fire([fireBatch(schedule, plan.fires.map((f) => fireRequest(schedule, f.nominalAt, f.action)))]);
   }

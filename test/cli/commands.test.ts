@@ -31,6 +31,7 @@ describe.each(BACKEND_KINDS)('taskline commands on %s', (kind) => {
   });
 
   it('schedulers: none, then the live instances with the leader (table and --json), from server processes', async () => {
+    await store.open(); // the store exists (a read command refuses a SQLite file that does not)
     const none = await cli('schedulers');
     expect(none.code, none.stderr).toBe(0);
     expect(none.stdout).toBe('no schedulers running (taskline server and taskline dev run one)\n');

@@ -15,7 +15,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('usage errors exit 2 with one line', () => {
   const cases: [string, string[], RegExp][] = [
-    ['no command', [], /^taskline: missing command: dev, worker, server, enqueue, task, queue, schedule, workers, stats \(see taskline --help\)$/],
+    ['no command', [], /^taskline: missing command: dev, worker, server, enqueue, task, queue, schedule, schedulers, workers, stats \(see taskline --help\)$/],
     ['unknown command', ['frobnicate'], /^taskline: unknown command "frobnicate": dev, worker/],
     ['unknown option', ['queue', 'ls', '--frob'], /^taskline: unknown option '--frob' \(see taskline queue ls --help\)$/],
     ['missing argument', ['enqueue'], /^taskline: missing required argument 'type' \(see taskline enqueue --help\)$/],

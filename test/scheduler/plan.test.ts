@@ -73,7 +73,7 @@ describe('firstDue and the schedule book', () => {
     const schedules = Array.from({ length: 1_000 }, (_, i) =>
       ({ ...schedule({ id: `s${i}`, cron: `${i % 60} * * * * *` }), id: `s${i}` }),
     );
-    book.load(schedules, 7, () => undefined);
+    book.load(schedules, 7, T0, () => undefined);
     expect(book.version).toBe(7);
     expect(book.earliest()).toBe(T0 + 1_000);
     const due = book.takeDue(T0 + 2_000);
@@ -88,7 +88,7 @@ describe('firstDue and the schedule book', () => {
   it('reports a schedule whose cron no longer parses and keeps the others', () => {
     const book = new ScheduleBook();
     const errors: unknown[] = [];
-    book.load([schedule(), { ...schedule(), id: 'broken', cron: 'nope' }], 1, (e) => errors.push(e));
+    book.load([schedule(), { ...schedule(), id: "broken", cron: "nope" }], 1, T0, (e) => errors.push(e));
     expect(book.size).toBe(1);
     expect(errors).toHaveLength(1);
   });

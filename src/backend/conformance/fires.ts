@@ -121,6 +121,16 @@ export function fireConformance(openStore: OpenStore): void {
   describe('fire: overlap policies', () => {
     const store = useStore(openStore);
 
+    it('a manual trigger is not the previous run: an unfinished one does not make a scheduled fire overlap', async () => {
+      const { backend } = store;
+      const manual = { ...enqueueFire('s', MINUTE), fireId: `${fireIdOf('s', MINUTE)}:manual` };
+      manual.task = { ...manual.task!, id: manual.fireId };
+      expect((await fireOne(backend, batch('s', [manual], { overlap: 'allow' })))[0].outcome).toBe('enqueued');
+      expect((await fireOne(backend, batch('s', [enqueueFire('s', 2 * MINUTE)], { overlap: 'skip' })))[0].outcome).toBe('enqueued');
+      expect((await fireOne(backend, batch('s', [enqueueFire('s', 3 * MINUTE)], { overlap: 'skip' })))[0].outcome).toBe('skipped:overlap');
+      expect((await backend.getTask(manual.fireId))!.state).toBe('queued');
+    });
+
     it('judges overlap by the stored latest run, also when the scheduler does not know it (it took over)', async () => {
       const { backend } = store;
       const first = enqueueFire('s', MINUTE);

@@ -115,7 +115,9 @@ export function schedulerConformance(openStore: OpenStore): void {
 
     it('nothing is known before the first check-in; check-ins within the lease of each other leave no gap', async () => {
       const { backend } = store;
+      expect((await backend.listSchedulers()).downtime).toBeNull();
       const first = await checkIn(backend, 'a');
+      expect((await backend.listSchedulers()).downtime).toEqual({ since: first.now, gaps: [] });
       expect(first.downtime).toEqual({ since: first.now, gaps: [] });
       const next = await checkIn(await store.later(LEASE - 500), 'b');
       expect(next.downtime).toEqual({ since: first.now, gaps: [] });

@@ -8,7 +8,7 @@ import {
   type Ack, type AckAndClaimResult, type AckResult, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
   type DailyStat, type EnqueueOutcome, type LeaseRef, type MinuteStat, type QueueInfo, type QueueKeep, type RenewResult, type TaskPage,
   type Unsubscribe, type WorkerInfo, type SchedulingBackend, type LifecycleEvent, type SubscribeOptions, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
-  type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease, type SchedulerStatus, type ScheduleChanges,
+  type SchedulerCheckIn, type SchedulerInstance, type SchedulerList, type ScheduleChanges,
 } from '../contract.js';
 import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import { RedisScheduleStore } from './schedule-store.js';
@@ -661,7 +661,7 @@ export class RedisBackend implements SchedulingBackend {
     return this.scheduling.leaveSchedulers(id);
   }
 
-  listSchedulers(): Promise<{ instances: SchedulerStatus[]; lease: SchedulerLease | null }> {
+  listSchedulers(): Promise<SchedulerList> {
     return this.scheduling.listSchedulers();
   }
 

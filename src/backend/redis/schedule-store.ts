@@ -6,7 +6,7 @@ import type { Schedule, ScheduleDefinition, ScheduleState } from '../../schedule
 import {
   MAX_DOWNTIME_GAPS,
   type FireBatch, type FireOutcome, type FireRecord, type FireResult, type LockStore, type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease,
-  type SchedulerStatus, type ScheduleChanges, type ScheduleStore, type ScheduleUpdate,
+  type SchedulerList, type SchedulerStatus, type ScheduleChanges, type ScheduleStore, type ScheduleUpdate,
 } from '../contract.js';
 import { validateLockKey } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
@@ -100,7 +100,8 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
     const version = Number(head[0]?.[1] ?? 0);
     const ids = (head[1]?.[1] as string[] | undefined) ?? [];
     if (ids.length === 0) return { version, schedules: [], removed: [] };
-    const replies = (await this.scope.call(() => this.scope.redis.pipeline().hmget(defs, ...ids).hmget(meta, ...ids).hmget(state, ...ids).exec())) ?? [];
+    // One transaction: a definition, its meta and its state as of one moment.
+    const replies = (await this.scope.call(() => this.scope.redis.multi().hmget(defs, ...ids).hmget(meta, ...ids).hmget(state, ...ids).exec())) ?? [];
     const [d, m, st] = replies.map((r) => r[1] as (string | null)[]);
     const schedules: Schedule[] = [];
     const removed: string[] = [];
@@ -146,16 +147,17 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
     await this.schedulers('leave', id, 0);
   }
 
-  async listSchedulers(): Promise<{ instances: SchedulerStatus[]; lease: SchedulerLease | null }> {
+  async listSchedulers(): Promise<SchedulerList> {
     const reply = (await this.schedulers('list', '', 0)) as (number | string)[];
     const lease = decodeLease(reply[1], reply[2], reply[3], reply[4]);
+    const downtime = reply[5] === '' ? null : { since: Number(reply[5]), gaps: JSON.parse(String(reply[6])) as [number, number][] };
     const instances: SchedulerStatus[] = [];
-    for (let i = 5; i < reply.length; i += 2) {
+    for (let i = 7; i < reply.length; i += 2) {
       const entry = JSON.parse(String(reply[i + 1])) as { seen: number; instance: SchedulerInstance };
       const leader = lease !== null && lease.holder === entry.instance.id;
       instances.push({ ...entry.instance, lastSeenAt: entry.seen, leader, epoch: leader ? lease.epoch : null });
     }
-    return { instances: instances.sort((a, b) => a.startedAt - b.startedAt || a.id.localeCompare(b.id)), lease };
+    return { instances: instances.sort((a, b) => a.startedAt - b.startedAt || a.id.localeCompare(b.id)), lease, downtime };
   }
 
   /** The fires of each queue in one fire.lua call; all calls in one round trip. */

@@ -36,7 +36,7 @@ function fireBatch(t: Transition, batch: FireBatch): FireResult[] {
     if (fire.nominalAt <= floor || recorded) {
       outcome = 'exists';
       taskId = recorded?.task_id ?? null;
-      if (taskId !== null) previous = taskId;
+      if (taskId !== null && !fire.fireId.endsWith(':manual')) previous = taskId;
     } else if (fire.action === 'missed') {
       outcome = 'missed';
     } else if (fire.action === 'skipped') {
@@ -53,7 +53,8 @@ function fireBatch(t: Transition, batch: FireBatch): FireResult[] {
         if (enqueueFireTask(t, batch.queue, fire)) {
           outcome = 'enqueued';
           taskId = fire.fireId;
-          previous = fire.fireId;
+          if (!fire.fireId.endsWith(':manual')) previous = fire.fireId;
+          recordRun(t, batch, fire.fireId);
         } else {
           outcome = 'exists';
         }
@@ -71,17 +72,20 @@ function fireBatch(t: Transition, batch: FireBatch): FireResult[] {
   return results;
 }
 
-/**
- * The schedule's latest run: the task of its newest fire record (by nominal time) that enqueued
- * one; else the scheduler's word. Overlap is judged by what is stored, so a scheduler taking over
- * from one that died after a fire (before writing its run state) sees that fire's task.
- */
+/** The schedule's latest run as recorded with its fires (see migration 0004), else the scheduler's word. */
 function latestRun(t: Transition, batch: FireBatch): string | null {
-  const row = t.get<{ task_id: string }>(
-    'SELECT task_id FROM schedule_fires WHERE queue = ? AND schedule_id = ? AND task_id IS NOT NULL ORDER BY nominal_at DESC LIMIT 1',
-    batch.queue, batch.scheduleId,
+  const row = t.get<{ last_task_id: string | null }>('SELECT last_task_id FROM schedule_fire_floors WHERE queue = ? AND schedule_id = ?', batch.queue, batch.scheduleId);
+  return row?.last_task_id ?? batch.previousTaskId;
+}
+
+/** Records the schedule's latest run (a manual trigger, fire id ending ':manual', is not one). */
+function recordRun(t: Transition, batch: FireBatch, fireId: string): void {
+  if (fireId.endsWith(':manual')) return;
+  t.run(
+    `INSERT INTO schedule_fire_floors (queue, schedule_id, floor, last_task_id) VALUES (?, ?, -1, ?)
+     ON CONFLICT (queue, schedule_id) DO UPDATE SET last_task_id = excluded.last_task_id`,
+    batch.queue, batch.scheduleId, fireId,
   );
-  return row?.task_id ?? batch.previousTaskId;
 }
 
 function unfinished(t: Transition, taskId: string): boolean {

@@ -7,7 +7,8 @@
  * The offset between this process's clock and the kernel's is measured by writing a byte to a
  * private unlinked temporary file and reading its modification time: at start and then every few
  * seconds. The file system stamps with a coarse clock, up to a few ms behind the real time, so
- * the estimate errs late, never early; offsets within NOISE_MS count as none.
+ * the estimate errs late, never early; offsets within NOISE_MS count as none. The temporary
+ * directory must be on a local file system (its clock is the host's).
  */
 import { closeSync, fstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,8 @@ const PROBE = Buffer.from('t');
 
 export class HostClock {
   private fd: number | null = null;
+  /** The probe file's name while it could not be unlinked at once (removed at close). */
+  private path: string | null = null;
   private offset = 0;
   private checkedAt = -Infinity;
 
@@ -27,11 +30,11 @@ export class HostClock {
   constructor(private readonly everyMs = 5_000) {
     try {
       const path = join(tmpdir(), `taskline-clock-${process.pid}-${randomBytes(4).toString('hex')}`);
-      this.fd = openSync(path, 'w+');
+      this.fd = openSync(path, 'wx+');
       try {
         unlinkSync(path);
       } catch {
-        // Some systems cannot unlink an open file: it stays, named, until the process ends.
+        this.path = path; // some systems cannot unlink an open file: removed at close
       }
     } catch {
       this.fd = null; // no writable temporary directory: the process clock is used as it is
@@ -48,6 +51,14 @@ export class HostClock {
   close(): void {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
+    if (this.path !== null) {
+      try {
+        unlinkSync(this.path);
+      } catch {
+        // already gone
+      }
+      this.path = null;
+    }
   }
 
   private measure(local: number): void {

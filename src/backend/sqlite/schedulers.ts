@@ -3,7 +3,7 @@
  * instances and the record of scheduler downtime. The SQLite counterpart of
  * redis/lua/schedulers.lua, with the same semantics.
  */
-import { MAX_DOWNTIME_GAPS, type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease, type SchedulerStatus } from '../contract.js';
+import { MAX_DOWNTIME_GAPS, type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease, type SchedulerList, type SchedulerStatus } from '../contract.js';
 import type { Transition } from './transition.js';
 
 interface LeaderRow {
@@ -95,7 +95,7 @@ export function leaveSchedulers(t: Transition, id: string): void {
   t.run('DELETE FROM scheduler_instances WHERE id = ?', id);
 }
 
-export function listSchedulers(t: Transition): { instances: SchedulerStatus[]; lease: SchedulerLease | null } {
+export function listSchedulers(t: Transition): SchedulerList {
   const lease = currentLease(t);
   const rows = t.all<{ info: string; last_seen_at: number }>('SELECT info, last_seen_at FROM scheduler_instances WHERE expires_at > ?', t.now);
   const instances = rows.map((row): SchedulerStatus => {
@@ -103,5 +103,7 @@ export function listSchedulers(t: Transition): { instances: SchedulerStatus[]; l
     const leader = lease !== null && lease.holder === instance.id;
     return { ...instance, lastSeenAt: row.last_seen_at, leader, epoch: leader ? lease.epoch : null };
   });
-  return { instances: instances.sort((a, b) => a.startedAt - b.startedAt || a.id.localeCompare(b.id)), lease };
+  const down = t.get<DowntimeRow>('SELECT schedules_version, alive_at, since, gaps FROM scheduler_downtime WHERE id = 1')!;
+  const downtime = down.since === null ? null : { since: down.since, gaps: JSON.parse(down.gaps) as [number, number][] };
+  return { instances: instances.sort((a, b) => a.startedAt - b.startedAt || a.id.localeCompare(b.id)), lease, downtime };
 }

@@ -17,7 +17,7 @@ import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
   QueueInfo, QueueKeep, RenewResult, TaskPage, Unsubscribe, WorkerInfo, SubscribeOptions,
-  FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerLease, SchedulerStatus, ScheduleChanges,
+  FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
 import { validateLockKey, validateQueueKeep } from '../shared.js';
@@ -358,7 +358,7 @@ export class SqliteBackend implements SchedulingBackend {
     await this.write((t) => schedulers.leaveSchedulers(t, id));
   }
 
-  async listSchedulers(): Promise<{ instances: SchedulerStatus[]; lease: SchedulerLease | null }> {
+  async listSchedulers(): Promise<SchedulerList> {
     return this.read((now) => schedulers.listSchedulers(new Transition(this.sql, now)));
   }
 
@@ -394,8 +394,8 @@ export class SqliteBackend implements SchedulingBackend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.hostClock.close();
     this.notifier.close();
     this.db.close();
-    this.hostClock.close();
   }
 }

@@ -54,7 +54,7 @@ export function registerServerCommand(program: Command): void {
         const shutdown = listenForShutdown();
         try {
           const banner = scheduling ? await schedulerBanner(scheduling.scheduler) : null;
-          if (ctx.out.json) ctx.out.event({ event: 'started', version: VERSION, url: center.url, backend: ctx.backendLabel, scheduler: banner?.json ?? { running: false }, at: Date.now() });
+          if (ctx.out.json) ctx.out.event({ event: 'started', version: VERSION, url: center.url, backend: ctx.backendLabel, scheduler: center.scheduler !== null, schedulerStatus: banner?.json ?? null, at: Date.now() });
           else {
             ctx.out.line(`taskline server ${VERSION} on ${ctx.backendLabel}`);
             ctx.out.line(`  api         ${center.url}/api/v1 (OpenAPI at ${center.url}/openapi.json)`);

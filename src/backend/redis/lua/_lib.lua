@@ -23,7 +23,8 @@
 --  16 seq       string counter for lease tokens
 --  17 cancel    set   ids of running tasks an operator asked to cancel
 --  18 fires     hash  fire id -> fire record (JSON) of the schedules enqueueing here
---  19 firefloor hash  schedule id -> nominal time up to which fire records were pruned
+--  19 firefloor hash  schedule id -> nominal time up to which fire records were pruned;
+--                     run:<schedule id> -> the task of its latest run (fire.lua)
 --  20 keep      hash  completed/dead/cancelled -> most tasks of that state kept (setQueueKeep)
 --  21…          (FIRST_EXTRA_KEY) script-specific extra keys after the queue keys (unique keys at enqueue; a
 --                schedule's fire history)

@@ -7,7 +7,8 @@
 -- policy, previous task id ('' none), history kept (count), number of fires; then per fire 7
 -- fields: fire id, nominal ms, action (enqueue | missed | skipped), reason, task record
 -- fragment, payload, runAt ms (-1: now).
--- Overlap: skip | allow | cancelPrevious | bufferOne: while the previous run (see latest_run) is unfinished the
+-- Overlap: skip | allow | cancelPrevious | bufferOne: while the previous run (the schedule's latest
+-- fire that enqueued a task, manual triggers aside) is unfinished the
 -- first such fire answers 'busy' and is not recorded (the scheduler holds it and sends it again
 -- first next time); later ones of the schedule are skipped.
 -- Returns per schedule, per fire { fire id, outcome, task id or '' }; outcome: enqueued | missed |
@@ -53,24 +54,20 @@ local function recorded_task(fire_id)
   return cjson.decode(raw).t or ''
 end
 
--- The schedule's latest run: the task of its newest fire record (by nominal time) that enqueued
--- one, among the last 20; else the scheduler's word. Overlap is judged by what is stored, so a
--- scheduler taking over from one that died after a fire (before writing its run state) sees
--- that fire's task.
-local function latest_run(history, fallback)
-  local recent = redis.call('ZREVRANGE', history, 0, 19)
-  for _, fire_id in ipairs(recent) do
-    local task = recorded_task(fire_id)
-    if task ~= '' then return task end
-  end
-  return fallback
+-- The schedule's latest run is recorded with the fires (firefloor field 'run:<schedule id>'; a
+-- schedule id holds no ':'), so overlap is judged by what is stored: a scheduler taking over from
+-- one that died right after a fire (before writing its run state) still sees that fire's task.
+-- A manual trigger (fire id ending ':manual') runs outside this: it is not a previous run.
+local function is_manual(fire_id)
+  return string.sub(fire_id, -7) == ':manual'
 end
 
 for s = 1, schedules do
   local history = KEYS[FIRST_EXTRA_KEY + s - 1]
   local schedule, overlap, previous, keep, count = ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], tonumber(ARGV[at + 4]), tonumber(ARGV[at + 5])
   at = at + 5
-  if overlap ~= 'allow' then previous = latest_run(history, previous) end
+  local run_field = 'run:' .. schedule
+  if overlap ~= 'allow' then previous = redis.call('HGET', K_FIRE_FLOOR, run_field) or previous end
   local floor = tonumber(redis.call('HGET', K_FIRE_FLOOR, schedule) or '-1')
   local holding = false
   local results = {}
@@ -101,12 +98,15 @@ for s = 1, schedules do
         else
           outcome = 'enqueued'
           task_id = fire_id
-          previous = fire_id
+          if not is_manual(fire_id) then
+            previous = fire_id
+            redis.call('HSET', K_FIRE_FLOOR, run_field, fire_id)
+          end
         end
       end
     end
     if outcome ~= 'exists' and outcome ~= 'busy' then record(history, fire_id, nominal, outcome, task_id) end
-    if outcome == 'exists' and task_id ~= '' then previous = task_id end
+    if outcome == 'exists' and task_id ~= '' and not is_manual(fire_id) then previous = task_id end
     results[i] = { fire_id, outcome, task_id }
     at = at + 7
   end

@@ -13,8 +13,8 @@
 --            or 0, holder, epoch, expires, through, version, since, gaps JSON } (holder '' when
 --            no lease is valid).
 --   leave:   removes the instance and releases its lease. Returns { 1 }.
---   list:    Returns { NOW, holder, epoch, expires, through, then per live instance: id, its
---            registry JSON }.
+--   list:    Returns { NOW, holder, epoch, expires, through, since ('' before any check-in), gaps
+--            JSON, then per live instance: id, its registry JSON }.
 local K_LEADER, K_REGISTRY, K_SEEN, K_DOWNTIME, K_VERSION = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local mode, holder, ttl = ARGV[2], ARGV[3], tonumber(ARGV[4])
 
@@ -71,7 +71,8 @@ elseif mode == 'leave' then
 elseif mode == 'list' then
   prune_registry()
   local current, epoch, expires, through = valid_lease()
-  local out = { NOW, current, epoch, expires, through }
+  local down = redis.call('HMGET', K_DOWNTIME, 'since', 'gaps')
+  local out = { NOW, current, epoch, expires, through, down[1] or '', down[2] or '[]' }
   local live = redis.call('ZRANGE', K_SEEN, 0, -1, 'WITHSCORES')
   for i = 1, #live, 2 do
     local entry = redis.call('HGET', K_REGISTRY, live[i])

@@ -36,3 +36,8 @@ CREATE TABLE schedule_changes (
   version INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX schedule_changes_by_version ON schedule_changes (version);
+
+-- The task of each schedule's latest run (its newest fire that enqueued one, manual triggers
+-- aside), written with the fire: overlap is judged by what is stored, not by a scheduler's memory.
+-- A row may now exist before any pruning: its floor is then -1.
+ALTER TABLE schedule_fire_floors ADD COLUMN last_task_id TEXT;
