@@ -137,3 +137,25 @@ export function fireBatch(schedule: Schedule, fires: FireRequest[], options: { o
     keepHistory: options.keepHistory ?? 1_000,
   };
 }
+
+/** Most fires of one queue in one store call. */
+export const MAX_FIRES_PER_CALL = 5_000;
+
+/** The batches of a tick, split into store calls so that no queue's call carries more than MAX_FIRES_PER_CALL fires. */
+export function fireCalls(batches: FireBatch[]): FireBatch[][] {
+  const out: FireBatch[][] = [];
+  let current: FireBatch[] = [];
+  const perQueue = new Map<string, number>();
+  for (const batch of batches) {
+    const n = (perQueue.get(batch.queue) ?? 0) + batch.fires.length;
+    if (n > MAX_FIRES_PER_CALL && current.length > 0) {
+      out.push(current);
+      current = [];
+      perQueue.clear();
+    }
+    current.push(batch);
+    perQueue.set(batch.queue, (perQueue.get(batch.queue) ?? 0) + batch.fires.length);
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}

@@ -18,7 +18,8 @@ import type { Clock } from '../core/clock.js';
 import { shortId } from '../core/ids.js';
 import { VERSION } from '../version.js';
 import { sleep } from '../worker/component.js';
-import { DEFAULT_PLAN_OPTIONS, fireBatch, fireRequest, planFires, type PlanOptions } from './plan.js';
+import { FireTally } from './fire-tally.js';
+import { DEFAULT_PLAN_OPTIONS, fireBatch, fireCalls, fireRequest, planFires, type PlanOptions } from './plan.js';
 import { ScheduleBook, type BookEntry } from './schedule-book.js';
 import { isPaused, type Schedule, type ScheduleState } from './schedule.js';
 
@@ -79,8 +80,6 @@ export interface SchedulerView {
 /** How early the leader prepares the next fires (planning), in ms. */
 const LOOKAHEAD_MS = 250;
 /** Most fires of one queue in one store call. */
-const MAX_FIRES_PER_CALL = 5_000;
-const MINUTE_MS = 60_000;
 /** A standby whose takeover found the leader had done it all waits up to this many times the takeover delay next time. */
 const MAX_TAKEOVER_BACKOFF = 4;
 
@@ -110,12 +109,13 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private offset = 0;
   private nextCheckInAt = 0;
   private storeVersion: number | null = null;
-  /** How many takeover delays a standby waits (doubles while its takeovers find everything done). */
+  /** How many takeover delays a standby waits (doubles while its takeovers find a slow leader had done everything). */
   private takeoverBackoff = 1;
+  /** A takeover found everything handled: was it this leader, slowly? (Decided at the next check-in.) */
+  private slowLeaderCheck: { holder: string; at: number } | null = null;
   private startedAt: number | null = null;
   private lastTickAt = 0;
-  /** Fires recorded per minute-second slot, for firesLastMinute. */
-  private readonly recent = new Map<number, number>();
+  private readonly tally = new FireTally();
   /** Run states of schedules to write with the leader's next advance (nextRunAt of quiet schedules). */
   private readonly unwritten = new Map<string, BookEntry>();
   private loop: Promise<void> | null = null;
@@ -215,7 +215,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       version: VERSION,
       startedAt: this.startedAt ?? now,
       lastTickAt: this.lastTickAt || now,
-      firesLastMinute: this.firesLastMinute(now),
+      firesLastMinute: this.tally.lastMinute(now),
     };
   }
 
@@ -227,6 +227,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.nextCheckInAt = this.clock.now() + this.checkInMs;
     this.lease = result.lease;
     this.downtime = result.downtime;
+    if (this.slowLeaderCheck) {
+      const { holder, at } = this.slowLeaderCheck;
+      const slow = result.lease?.holder === holder && (result.lease.firedThrough ?? -Infinity) >= at;
+      this.takeoverBackoff = slow ? Math.min(MAX_TAKEOVER_BACKOFF, this.takeoverBackoff * 2) : 1;
+      this.slowLeaderCheck = null;
+    }
     this.storeVersion = result.schedulesVersion;
     if (result.epoch !== this.epoch) {
       const led = this.epoch !== null;
@@ -353,11 +359,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const stillAt = this.takeoverAt();
     const now = this.storeNow();
     if (stillAt === null || now < stillAt) return 0;
+    const holder = this.lease?.holder ?? null;
     const counts = await this.fire(this.prepare(now, true), true);
-    // All already handled: the leader is slow, not gone — look later next time, rather than
-    // repeat its work on every fire; anything new: back to the plain delay.
+    // Anything new: the leader had not done it — the plain delay again. All already handled:
+    // if the next check-in shows the same leader past these fires, it is slow, not gone (another
+    // standby may have been quicker instead), and this standby looks later next time rather than
+    // repeat its work on every fire.
+    this.slowLeaderCheck = counts.fresh === 0 && counts.existing > 0 && holder !== null ? { holder, at: now } : null;
     if (counts.fresh > 0) this.takeoverBackoff = 1;
-    else if (counts.existing > 0) this.takeoverBackoff = Math.min(MAX_TAKEOVER_BACKOFF, this.takeoverBackoff * 2);
     return 0;
   }
 
@@ -416,12 +425,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return { batches, pending, behind };
   }
 
-  /** Sends the prepared fires (each queue's in one call, chunked past MAX_FIRES_PER_CALL), applies the results and settles the book. */
+  /** Sends the prepared fires (each queue's in one call; see fireCalls), applies the results and settles the book. */
   private async fire(prepared: PreparedFires, takeover: boolean): Promise<{ settled: { entry: BookEntry; state: ScheduleState }[]; fresh: number; existing: number }> {
     const { batches, pending } = prepared;
     const results = new Map<FireBatch, FireResult[]>();
     try {
-      for (const chunk of chunks(batches)) {
+      for (const chunk of fireCalls(batches)) {
         const replies = await this.backend.fire(chunk);
         chunk.forEach((batch, i) => results.set(batch, replies[i]));
       }
@@ -454,7 +463,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       if (result.outcome === 'enqueued') state.lastFireAt = now;
       if (result.outcome === 'exists' || result.outcome === 'busy') return;
       state.lastOutcome = result.outcome;
-      this.countFire(now);
+      this.tally.count(now);
       this.emit('fire', {
         scheduleId: schedule.id,
         fireId: fire.fireId,
@@ -466,38 +475,4 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       });
     });
   }
-
-  private countFire(now: number): void {
-    const second = Math.floor(now / 1000);
-    this.recent.set(second, (this.recent.get(second) ?? 0) + 1);
-  }
-
-  private firesLastMinute(now: number): number {
-    const from = Math.floor((now - MINUTE_MS) / 1000);
-    let count = 0;
-    for (const [second, n] of this.recent) {
-      if (second <= from) this.recent.delete(second);
-      else count += n;
-    }
-    return count;
-  }
-}
-
-/** Batches split so that no queue's call carries more than MAX_FIRES_PER_CALL fires. */
-function chunks(batches: FireBatch[]): FireBatch[][] {
-  const out: FireBatch[][] = [];
-  let current: FireBatch[] = [];
-  const perQueue = new Map<string, number>();
-  for (const batch of batches) {
-    const n = (perQueue.get(batch.queue) ?? 0) + batch.fires.length;
-    if (n > MAX_FIRES_PER_CALL && current.length > 0) {
-      out.push(current);
-      current = [];
-      perQueue.clear();
-    }
-    current.push(batch);
-    perQueue.set(batch.queue, (perQueue.get(batch.queue) ?? 0) + batch.fires.length);
-  }
-  if (current.length > 0) out.push(current);
-  return out;
 }
