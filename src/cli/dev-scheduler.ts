@@ -7,7 +7,7 @@ import type { Scheduler } from '../scheduler/scheduler.js';
 import { exampleSchedules } from '../examples/schedules.js';
 import { scheduleLines } from './commands/schedule.js';
 import type { CliContext } from './context.js';
-import { reportFires, schedulerBanner, startScheduler } from './start-scheduler.js';
+import { reconcileLine, reportFires, schedulerBanner, startScheduler } from './start-scheduler.js';
 
 export interface DevScheduler {
   running: boolean;
@@ -30,7 +30,7 @@ export async function startDevScheduler(ctx: CliContext, backend: Backend): Prom
     defaults: exampleSchedules(),
     start: false,
   });
-  const { scheduler, reconciled, schedules } = started;
+  const { scheduler, reconciled, schedules, fromFile } = started;
   const removed = reconciled.removed.length === 0 ? '' : `; removed ${reconciled.removed.join(', ')} (no longer in the config)`;
   const count = `${schedules.length} schedule${schedules.length === 1 ? '' : 's'}${removed}`;
   const dev: DevScheduler = {
@@ -46,6 +46,7 @@ export async function startDevScheduler(ctx: CliContext, backend: Backend): Prom
     stop: () => scheduler.stop(),
     lines: [
       `  scheduler   not started (${scheduler.id}): ${count}`,
+      `  schedules   examples owned by dev; ${reconcileLine(ctx.settings, fromFile)}`,
       ...scheduleLines(schedules).map((line) => `    ${line}`),
     ],
     json: {

@@ -46,35 +46,51 @@ export interface StartSchedulerOptions {
   start?: boolean;
 }
 
+export interface Reconciled {
+  upserted: string[];
+  removed: string[];
+}
+
 export interface RunningScheduler {
   scheduler: Scheduler;
   service: ScheduleService;
-  /** Config-owned schedules upserted and removed at start-up. */
-  reconciled: { upserted: string[]; removed: string[] };
+  /** Schedules upserted and removed at start-up: the config file's, then dev's examples. */
+  reconciled: Reconciled;
+  /** The config file's reconcile; null without a config file (then no schedule is changed or removed). */
+  fromFile: Reconciled | null;
+  /** The `defaults`' reconcile (dev's examples, owned by `dev`); null without defaults. */
+  fromDefaults: Reconciled | null;
   /** Every schedule of the store at start-up with its next fire. */
   schedules: { schedule: Schedule; nextRunAt: number | null }[];
 }
 
 /**
- * Reconciles the config-owned schedules (`defaults`, then `config.schedules`) and starts a
- * Scheduler (unless `start: false`). A schedule of the config file that is not valid fails with TL_INVALID_CONFIG naming
- * the file and the schedule, before anything is changed. Stop it with `await scheduler.stop()`.
+ * Reconciles the schedules the config file owns (only when there is a config file: without one
+ * no schedule is changed or removed) and those of `defaults` (owned by `dev`; the file's win on
+ * the same id), then starts a Scheduler (unless `start: false`). A schedule of the config file
+ * that is not valid fails with TL_INVALID_CONFIG naming the file and the schedule, before
+ * anything is changed. Stop it with `await scheduler.stop()`.
  */
 export async function startScheduler(backend: Backend, config: SchedulerConfig, options: StartSchedulerOptions = {}): Promise<RunningScheduler> {
   const store = backend;
-  const inputs = configSchedules(config, options.defaults ?? []);
+  const fileInputs = fileSchedules(config);
   const service = new ScheduleService(store);
-  const reconciled = await service.reconcile(inputs);
+  const fromFile = config.configFile === null ? null : await service.reconcile([...fileInputs.values()], 'config');
+  const fromDefaults = options.defaults === undefined ? null : await service.reconcile(options.defaults.filter((input) => !fileInputs.has(input.id)), 'dev');
+  const reconciled = {
+    upserted: [...(fromFile?.upserted ?? []), ...(fromDefaults?.upserted ?? [])],
+    removed: [...(fromFile?.removed ?? []), ...(fromDefaults?.removed ?? [])],
+  };
   const now = await store.now();
   const schedules = (await store.listSchedules()).map((schedule) => ({ schedule, nextRunAt: nextFire(schedule, now) }));
   const scheduler = new Scheduler(store, { leaseMs: config.schedulerLeaseMs, takeoverDelayMs: config.takeoverDelayMs, ...options.scheduler });
   options.beforeStart?.(scheduler);
   if (options.start !== false) scheduler.start();
-  return { scheduler, service, reconciled, schedules };
+  return { scheduler, service, reconciled, fromFile, fromDefaults, schedules };
 }
 
-/** The defaults overridden by the file's schedules of the same id; the file's checked one by one. */
-function configSchedules(config: SchedulerConfig, defaults: ScheduleInput[]): ScheduleInput[] {
+/** The config file's schedules by id, each checked (the error names the file and the schedule). */
+function fileSchedules(config: SchedulerConfig): Map<string, ScheduleInput> {
   const where = config.configFile === null ? 'config' : basename(config.configFile);
   const fromFile = new Map<string, ScheduleInput>();
   config.schedules.forEach((input, index) => {
@@ -90,7 +106,16 @@ function configSchedules(config: SchedulerConfig, defaults: ScheduleInput[]): Sc
     }
     fromFile.set(input.id, input);
   });
-  return [...defaults.filter((input) => !fromFile.has(input.id)), ...fromFile.values()];
+  return fromFile;
+}
+
+/** What a start-up reconcile did, for the banner: `upserted a, b; removed c`, or that nothing was touched. */
+export function reconcileLine(config: SchedulerConfig, fromFile: Reconciled | null): string {
+  if (fromFile === null) return 'no config file: no schedule was changed or removed (only a config file\'s schedules are reconciled)';
+  const file = basename(config.configFile ?? 'config');
+  const upserted = fromFile.upserted.length === 0 ? 'none listed' : `upserted ${fromFile.upserted.join(', ')}`;
+  const removed = fromFile.removed.length === 0 ? '' : `; removed ${fromFile.removed.join(', ')} (no longer listed)`;
+  return `${file}: ${upserted}${removed}`;
 }
 
 /** Prints fires and leadership changes: a line each for people, an NDJSON event each with --json. */

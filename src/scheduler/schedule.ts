@@ -72,8 +72,8 @@ export interface ScheduleDefinition {
   pauseNote: string | null;
   /** Paused until this time, then resumes by itself; null: until resumed. */
   pausedUntil: number | null;
-  /** Who owns it: `api` (API, CLI, code) or `config` (reconciled from the config file). */
-  source: 'api' | 'config';
+  /** Who owns it: `api` (API, CLI, code), `config` (reconciled from the config file) or `dev` (`taskline dev`'s examples). */
+  source: ScheduleSource;
 }
 
 /** The scheduler's progress on a schedule. */
@@ -96,6 +96,9 @@ export interface Schedule extends ScheduleDefinition {
   resumedAt: number | null;
   state: ScheduleState;
 }
+
+/** Who owns a schedule: only its owner's reconcile changes or removes it. */
+export type ScheduleSource = 'api' | 'config' | 'dev';
 
 export const DEFAULT_CATCH_UP_WINDOW = 3_600_000;
 const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
@@ -128,7 +131,7 @@ function milliseconds(name: string, value: unknown, fallback: number): number {
 }
 
 /** Validates a schedule as given by a user; throws TL_INVALID_SCHEDULE / TL_INVALID_CRON / TL_INVALID_TIMEZONE. */
-export function validateSchedule(input: unknown, source: 'api' | 'config' = 'api'): ScheduleDefinition {
+export function validateSchedule(input: unknown, source: ScheduleSource = 'api'): ScheduleDefinition {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) fail('a schedule must be an object { id, cron, timezone?, task: { type, … }, … }');
   const raw = input as Record<string, unknown>;
   for (const key of Object.keys(raw)) {

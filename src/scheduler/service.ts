@@ -6,7 +6,7 @@ import type { FireRecord, FireResult, SchedulingBackend } from '../backend/contr
 import { TasklineError } from '../core/errors.js';
 import { parseCron, upcoming } from './cron.js';
 import { fireBatch, fireRequest, planFires } from './plan.js';
-import { fireId, validateSchedule, validateScheduleId, type Schedule, type ScheduleInput } from './schedule.js';
+import { fireId, validateSchedule, validateScheduleId, type Schedule, type ScheduleInput, type ScheduleSource } from './schedule.js';
 import { formatLocal } from './timezone.js';
 
 const MAX_BACKFILL = 1_000;
@@ -35,7 +35,7 @@ export class ScheduleService {
     return this.backend.updateSchedule(definition);
   }
 
-  async upsert(input: ScheduleInput, source: 'api' | 'config' = 'api'): Promise<Schedule> {
+  async upsert(input: ScheduleInput, source: ScheduleSource = 'api'): Promise<Schedule> {
     const definition = validateSchedule(input, source);
     await this.flushDueFires(definition.id);
     return this.backend.upsertSchedule(definition);
@@ -145,12 +145,13 @@ export class ScheduleService {
   }
 
   /**
-   * Makes the config-owned schedules match `inputs`: upserts each by id, deletes config-owned
-   * schedules that are no longer listed. Schedules created through the API are left alone.
+   * Makes the schedules `source` owns (`config`: the config file's; `dev`: taskline dev's
+   * examples) match `inputs`: upserts each by id (taking it over from another owner), deletes the
+   * ones of that owner that are no longer listed. Schedules of other owners are left alone.
    * Everything is validated before anything is changed.
    */
-  async reconcile(inputs: ScheduleInput[]): Promise<{ upserted: string[]; removed: string[] }> {
-    const definitions = inputs.map((input) => validateSchedule(input, 'config'));
+  async reconcile(inputs: ScheduleInput[], source: Exclude<ScheduleSource, 'api'> = 'config'): Promise<{ upserted: string[]; removed: string[] }> {
+    const definitions = inputs.map((input) => validateSchedule(input, source));
     const ids = new Set<string>();
     for (const d of definitions) {
       if (ids.has(d.id)) throw new TasklineError('TL_INVALID_SCHEDULE', `schedule ${d.id} is listed twice in the config`);
@@ -159,7 +160,7 @@ export class ScheduleService {
     const existing = await this.backend.listSchedules();
     const removed: string[] = [];
     for (const schedule of existing) {
-      if (schedule.source === 'config' && !ids.has(schedule.id)) {
+      if (schedule.source === source && !ids.has(schedule.id)) {
         await this.backend.deleteSchedule(schedule.id);
         removed.push(schedule.id);
       }

@@ -6,12 +6,14 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { SchedulingBackend } from '../../src/backend/contract.js';
 import { startScheduler, type RunningScheduler } from '../../src/cli/start-scheduler.js';
 import { isTasklineError } from '../../src/core/errors.js';
 import type { ScheduleInput } from '../../src/scheduler/schedule.js';
 import { ScheduleService } from '../../src/scheduler/service.js';
+import { freePort } from '../scheduler/servers.js';
 import { BACKEND_KINDS, CliProcess, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';
 
 /** The example external-sync schedule may fire during a test: keep it off the network. */
@@ -38,7 +40,7 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
     await store.cleanup();
   });
 
-  const start = async (schedules: ScheduleInput[], defaults: ScheduleInput[] = []) => {
+  const start = async (schedules: ScheduleInput[], defaults?: ScheduleInput[]) => {
     await running?.scheduler.stop();
     running = null;
     running = await startScheduler(backend, { schedules, schedulerLeaseMs: 3_000, takeoverDelayMs: 500, configFile: configFile() }, { defaults });
@@ -76,13 +78,27 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
     expect(await ids()).toEqual(['a:config', 'c:config', 'manual:api']);
     expect(await backend.getSchedule('a')).toMatchObject({ cron: '30 1 * * *' });
 
-    // Defaults (dev's examples) are config-owned too; the file wins on the same id.
+    // Defaults (dev's examples) are owned by dev; the file wins on the same id.
     const third = await start([{ id: 'ex', cron: '0 9 * * *', task: { type: 'mine' } }], [
       { id: 'ex', cron: '0 8 * * *', task: { type: 'example' } },
       { id: 'other-example', cron: '0 7 * * *', task: { type: 'example' } },
     ]);
-    expect(third.reconciled).toEqual({ upserted: ['other-example', 'ex'], removed: ['a', 'c'] });
+    expect(third.fromFile).toEqual({ upserted: ['ex'], removed: ['a', 'c'] });
+    expect(third.fromDefaults).toEqual({ upserted: ['other-example'], removed: [] });
     expect(await backend.getSchedule('ex')).toMatchObject({ cron: '0 9 * * *', task: { type: 'mine' }, source: 'config' });
+    expect(await backend.getSchedule('other-example')).toMatchObject({ source: 'dev' });
+
+    // Without a config file nothing is reconciled: no schedule is changed or removed — not dev's
+    // examples, not the file's from an earlier start.
+    await running?.scheduler.stop();
+    running = await startScheduler(backend, { schedules: [], schedulerLeaseMs: 3_000, takeoverDelayMs: 500, configFile: null });
+    expect(running.fromFile).toBeNull();
+    expect(running.reconciled).toEqual({ upserted: [], removed: [] });
+    expect(await ids()).toEqual(['ex:config', 'manual:api', 'other-example:dev']);
+    // A config file that lists no schedules removes the file's, and only those.
+    const none = await start([]);
+    expect(none.fromFile).toEqual({ upserted: [], removed: ['ex'] });
+    expect(await ids()).toEqual(['manual:api', 'other-example:dev']);
   }, 120_000);
 
   it('taskline dev fires a config schedule every second: its task completes, schedule fires shows it; a changed file applies at the next start', async () => {
@@ -99,7 +115,7 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
     // Within 1 s on an idle machine; loose here, as CI machines are shared.
     for (const fire of fires.fires.filter((f: { outcome: string }) => f.outcome === 'enqueued')) expect(fire.lagMs).toBeLessThan(5_000);
     const ls = parseJson(await cli('--json', 'schedule', 'ls'));
-    expect(ls.schedules.map((s: { id: string; source: string }) => `${s.id}:${s.source}`)).toEqual(['external-sync:config', 'session-cleanup:config', 'tick:config', 'weekly-report:config']);
+    expect(ls.schedules.map((s: { id: string; source: string }) => `${s.id}:${s.source}`)).toEqual(['external-sync:dev', 'session-cleanup:dev', 'tick:config', 'weekly-report:dev']);
     expect(ls.schedules[2].lastOutcome).toBe('enqueued');
 
     dev.signal('SIGTERM');
@@ -115,8 +131,37 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
     dev.signal('SIGTERM');
     expect(await dev.exited).toEqual({ code: 0, signal: null });
     expect((await backend.listSchedules()).map((s) => `${s.id}:${s.source}`)).toEqual([
-      'external-sync:config', 'manual:api', 'nightly:config', 'session-cleanup:config', 'weekly-report:config',
+      'external-sync:dev', 'manual:api', 'nightly:config', 'session-cleanup:dev', 'weekly-report:dev',
     ]);
+  }, 120_000);
+
+  it("taskline server without a config file changes no schedule: dev's examples stay, also when it fails to listen", async () => {
+    dev = new CliProcess([...store.args, 'dev'], { cwd: store.dir, env: { ...NO_NETWORK, PORT: String(await freePort()) } });
+    await dev.waitFor(/^ready/m, 60_000);
+    expect(dev.stdout).toMatch(/^ {2}schedules {3}examples owned by dev; no config file: no schedule was changed or removed/m);
+    dev.signal('SIGTERM');
+    await dev.exited;
+    dev = null;
+    const examples = ['external-sync:dev', 'session-cleanup:dev', 'weekly-report:dev'];
+    expect(await ids()).toEqual(examples);
+    // A port in use: the server fails, and the examples are still there.
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const failed = await runCli([...store.args, 'server', '--port', String((busy.address() as AddressInfo).port)], { cwd: store.dir, timeoutMs: 60_000 });
+      expect(failed.code).not.toBe(0);
+      expect(await ids()).toEqual(examples);
+    } finally {
+      busy.close();
+    }
+    const server = new CliProcess([...store.args, 'server', '--port', String(await freePort())], { cwd: store.dir });
+    try {
+      await server.waitFor(/^ready/m, 30_000);
+      expect(server.stdout).toMatch(/^ {2}schedules {3}no config file: no schedule was changed or removed \(only a config file's schedules are reconciled\)$/m);
+    } finally {
+      await server.kill();
+    }
+    expect(await ids()).toEqual(examples);
   }, 120_000);
 
   it('a bad schedule in the config file stops dev with one line (exit 1)', async () => {

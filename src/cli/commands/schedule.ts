@@ -43,7 +43,7 @@ export function registerScheduleCommands(program: Command): void {
           ['ID', 'CRON', 'TIME ZONE', 'NEXT (LOCAL)', 'NEXT (UTC)', 'LAST OUTCOME', 'PAUSED', 'TASK'],
           schedules.map((s, i) => [
             s.id, s.cron, s.timezone, localTime(listed[i].nextRunAt, s.timezone), formatTime(listed[i].nextRunAt), s.state.lastOutcome ?? '-', pausedText(s),
-            `${s.task.type} → ${s.task.queue}${s.source === 'config' ? ' (config)' : ''}`,
+            `${s.task.type} → ${s.task.queue}${s.source === 'api' ? '' : ` (${s.source})`}`,
           ]),
         );
       }),
@@ -63,6 +63,7 @@ export function registerScheduleCommands(program: Command): void {
         ctx.out.data({ id, deleted: true, source: existing.source });
         ctx.out.line(`deleted schedule ${id}`);
         if (existing.source === 'config') ctx.out.line('  it is listed in the config file: it comes back at the next start of dev or server unless removed there');
+        if (existing.source === 'dev') ctx.out.line('  it is an example of taskline dev: it comes back at the next start of dev (a config-file schedule of the same id replaces it)');
       }),
     );
 

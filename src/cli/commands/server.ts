@@ -22,7 +22,7 @@ export function registerServerCommand(program: Command): void {
     .option('--no-scheduler', 'serve the API only; do not run the scheduler in this process')
     .action(async (options: ServerCommandOptions, command: Command) =>
       withContext(command, async (ctx) => {
-        const [{ startTaskCenter }, { alertOptionsFromEnv }, { createLogger }, { reportFires, schedulerBanner, startScheduler }] = await Promise.all([
+        const [{ startTaskCenter }, { alertOptionsFromEnv }, { createLogger }, { reconcileLine, reportFires, schedulerBanner, startScheduler }] = await Promise.all([
           import('../../server/task-center.js'),
           import('../../server/alerts.js'),
           import('../../observability/logging.js'),
@@ -54,12 +54,13 @@ export function registerServerCommand(program: Command): void {
         const shutdown = listenForShutdown();
         try {
           const banner = scheduling ? await schedulerBanner(scheduling.scheduler) : null;
-          if (ctx.out.json) ctx.out.event({ event: 'started', version: VERSION, url: center.url, backend: ctx.backendLabel, scheduler: center.scheduler !== null, schedulerStatus: banner?.json ?? null, at: Date.now() });
+          if (ctx.out.json) ctx.out.event({ event: 'started', version: VERSION, url: center.url, backend: ctx.backendLabel, scheduler: center.scheduler !== null, schedulerStatus: banner?.json ?? null, reconciled: scheduling ? { fromFile: scheduling.fromFile } : null, at: Date.now() });
           else {
             ctx.out.line(`taskline server ${VERSION} on ${ctx.backendLabel}`);
             ctx.out.line(`  api         ${center.url}/api/v1 (OpenAPI at ${center.url}/openapi.json)`);
             ctx.out.line(`  metrics     ${center.url}/metrics · health ${center.url}/healthz · ready ${center.url}/readyz`);
             ctx.out.line(`  scheduler   ${banner?.line ?? 'off'}`);
+            if (scheduling) ctx.out.line(`  schedules   ${reconcileLine(ctx.settings, scheduling.fromFile)}`);
             if (alerts) ctx.out.line(`  alerts      to ${alerts.webhooks.length} webhook(s)`);
             ctx.out.line('ready — SIGTERM/SIGINT stops');
           }
