@@ -23,9 +23,23 @@ export function createProgram(): Command {
     .option('--json', 'print JSON for scripts instead of tables')
     .usage('[options] <command>')
     .argument('[command]')
-    .action((command: string | undefined) => {
-      const names = program.commands.map((c) => c.name()).join(', ');
-      throw new UsageError(command === undefined ? `missing command: ${names}` : `unknown command ${JSON.stringify(command)}: ${names}`);
+    .argument('[args...]')
+    .action((command: string | undefined, args: string[]) => {
+      const names = program.commands.map((c) => c.name());
+      // `taskline help` and `taskline help schedule add`: that command's help, exit 0.
+      if (command === 'help') {
+        let target: Command = program;
+        for (const name of args) {
+          const next = target.commands.find((c) => c.name() === name || c.aliases().includes(name));
+          if (!next) throw new UsageError(`no command ${JSON.stringify(name)} to show help for: ${target.commands.map((c) => c.name()).join(', ')}`);
+          target = next;
+        }
+        target.outputHelp();
+        return;
+      }
+      if (command === undefined) throw new UsageError(`missing command: ${names.join(', ')}`);
+      const near = closest(command, names);
+      throw new UsageError(`unknown command ${JSON.stringify(command.slice(0, 100))}${near ? ` — did you mean ${near}?` : ''}; commands: ${names.join(', ')}`);
     });
   registerDevCommand(program);
   registerWorkerCommand(program);
@@ -52,4 +66,29 @@ export function commandPath(program: Command, args: string[]): string {
     current = next;
   }
   return path.join(' ');
+}
+
+/** The name within two edits of `typed` (a typo), if one is. */
+function closest(typed: string, names: string[]): string | null {
+  let best: string | null = null;
+  let bestDistance = 3;
+  for (const name of names) {
+    const d = editDistance(typed.toLowerCase(), name);
+    if (d < bestDistance) {
+      best = name;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length];
 }

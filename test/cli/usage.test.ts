@@ -16,7 +16,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('usage errors exit 2 with one line', () => {
   const cases: [string, string[], RegExp][] = [
     ['no command', [], /^taskline: missing command: dev, worker, server, enqueue, task, queue, schedule, schedulers, workers, stats \(see taskline --help\)$/],
-    ['unknown command', ['frobnicate'], /^taskline: unknown command "frobnicate": dev, worker/],
+    ['unknown command', ['frobnicate'], /^taskline: unknown command "frobnicate"; commands: dev, worker/],
+    ['a typo of a command', ['enqeue', 'x'], /^taskline: unknown command "enqeue" — did you mean enqueue\?; commands: dev, worker/],
+    ['help for a command that does not exist', ['help', 'nope'], /^taskline: no command "nope" to show help for: dev, worker/],
     ['unknown option', ['queue', 'ls', '--frob'], /^taskline: unknown option '--frob' \(see taskline queue ls --help\)$/],
     ['missing argument', ['enqueue'], /^taskline: missing required argument 'type' \(see taskline enqueue --help\)$/],
     ['too many arguments', ['enqueue', 'a', '{}', 'extra'], /^taskline: too many arguments for 'enqueue'/],
@@ -46,6 +48,15 @@ describe('usage errors exit 2 with one line', () => {
     expect(oneLine(result.stderr)).toMatch(expected);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(result.stdout).toBe('');
+  });
+
+  it('taskline help [command …] prints that command\'s help, exit 0', async () => {
+    for (const [args, usage] of [[['help'], 'Usage: taskline [options] <command>'], [['help', 'enqueue'], 'Usage: taskline enqueue [options] <type> [json]'], [['help', 'schedule', 'add'], 'Usage: taskline schedule add <id>']] as const) {
+      const result = await runCli([...args]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.startsWith(usage), result.stdout).toBe(true);
+      expect(result.stderr).toBe('');
+    }
   });
 
   it('--help and --version exit 0 on stdout', async () => {
