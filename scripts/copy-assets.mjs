@@ -1,5 +1,5 @@
 // Copies non-TypeScript assets (Lua scripts, SQL migrations) next to the compiled code.
-import { cpSync, existsSync, readdirSync, statSync, mkdirSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, readdirSync, statSync, mkdirSync } from 'node:fs';
 import { join, dirname, extname } from 'node:path';
 
 const ASSET_EXTENSIONS = new Set(['.lua', '.sql']);
@@ -17,3 +17,6 @@ function copyAssets(from, to) {
 }
 
 if (existsSync('src')) copyAssets('src', 'dist');
+
+// The CLI runs as a program (`./dist/cli/main.js`, and through `npm link`'s `taskline`).
+if (existsSync('dist/cli/main.js')) chmodSync('dist/cli/main.js', 0o755);

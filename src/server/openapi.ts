@@ -47,7 +47,7 @@ export function openApiDocument(routes: AnyRoute[], security: boolean): JsonSche
   }
   return {
     openapi: '3.0.3',
-    info: { title: 'Taskline task center', version: VERSION, description: 'Tasks, queues, schedules, workers, statistics and live events (DESIGN §9).' },
+    info: { title: 'Taskline task center', version: VERSION, description: 'Tasks, queues, schedules, scheduler instances, workers, statistics and live events of a Taskline task center.' },
     paths,
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
   };
