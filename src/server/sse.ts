@@ -40,12 +40,18 @@ export function streamEvents(hub: EventHub, streams: SseStreams, request: Fastif
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const res = reply.raw;
   reply.hijack();
-  res.writeHead(200, {
+  const headers = {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
     'x-accel-buffering': 'no',
-  });
+  };
+  // HEAD: the headers a GET would get, and no stream.
+  if (request.method === 'HEAD') {
+    res.writeHead(200, headers);
+    res.end();
+    return reply;
+  }
+  res.writeHead(200, { ...headers, connection: 'keep-alive' });
   res.write(': taskline events\nretry: 2000\n\n');
   let sequence = 0;
   let closed = false;

@@ -60,6 +60,24 @@ describe.each(STORES)('SSE events on %s', (_name, open) => {
     await api.close();
   });
 
+  it('HEAD /api/v1/events answers at once with the headers of the stream and no body', async () => {
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/events', method: 'HEAD' }, resolve);
+      req.setTimeout(5_000, () => req.destroy(new Error('HEAD /api/v1/events sent no headers within 5 s')));
+      req.on('error', reject);
+      req.end();
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    const body = await new Promise<string>((resolve) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve(text));
+    });
+    expect(body).toBe('');
+  });
+
   it('a client receives the events of a task it enqueued, in order, filtered by queue', async () => {
     const stream = await openStream(port, '/api/v1/events?queue=sse');
     expect(stream.response.headers['content-type']).toContain('text/event-stream');
