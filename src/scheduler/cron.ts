@@ -35,6 +35,9 @@ const DESCRIPTORS: Record<string, string> = {
 const ACCEPTED =
   '5 fields (minute hour day-of-month month day-of-week) or 6 (with seconds first), with L, W and #; or @yearly, @monthly, @weekly, @daily, @hourly, or @every <duration> such as @every 5m';
 
+/** The longest `@every` interval: a year (and a leap day). */
+const MAX_EVERY_MS = 366 * 86_400_000;
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** Parses a duration such as `90s`, `5m`, `1h30m`, `2d`. */
@@ -76,7 +79,9 @@ function parseUncached(expression: unknown, timezone: unknown, options: { anchor
   if (typeof expression !== 'string' || expression.trim() === '') throw invalid(expression, 'it is empty');
   const text = expression.trim().replace(/\s+/g, ' ');
   if (text.startsWith('@every')) return everySchedule(text, zone, options.anchor ?? 0);
-  const expanded = DESCRIPTORS[text.toLowerCase()] ?? text;
+  // An own property only: `constructor` or `__proto__` must not reach Object.prototype.
+  const lower = text.toLowerCase();
+  const expanded = Object.hasOwn(DESCRIPTORS, lower) ? DESCRIPTORS[lower] : text;
   if (expanded.startsWith('@')) throw invalid(expression, `unknown descriptor ${text}`);
   const fields = expanded.split(' ');
   if (fields.length !== 5 && fields.length !== 6) throw invalid(expression, `it has ${fields.length} fields`);
@@ -134,7 +139,7 @@ class WallClockSchedule implements CronSchedule {
 
 function everySchedule(text: string, timezone: string, anchor: number): CronSchedule {
   const duration = parseDuration(text.slice('@every'.length));
-  if (duration === null || duration < 1000) throw invalid(text, '@every needs a duration of at least 1s, such as 30s, 5m, 1h30m');
+  if (duration === null || duration < 1000 || duration > MAX_EVERY_MS) throw invalid(text, '@every needs a duration from 1s to 366d, such as 30s, 5m, 1h30m');
   return {
     expression: text,
     timezone,

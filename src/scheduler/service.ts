@@ -59,7 +59,11 @@ export class ScheduleService {
     let until: number | null = null;
     if (options.until !== undefined && options.until !== null) {
       until = options.until instanceof Date ? options.until.getTime() : typeof options.until === 'string' ? Date.parse(options.until) : options.until;
-      if (!Number.isFinite(until)) throw new TasklineError('TL_INVALID_SCHEDULE', `pause until must be a time (epoch ms, Date or ISO-8601), got ${JSON.stringify(options.until)}`);
+      if (!Number.isFinite(until) || Number.isNaN(new Date(until).getTime())) {
+        throw new TasklineError('TL_INVALID_SCHEDULE', `pause until must be a time (epoch ms, Date or ISO-8601), got ${JSON.stringify(options.until).slice(0, 100)}`);
+      }
+      const now = await this.backend.now();
+      if (until <= now) throw new TasklineError('TL_INVALID_SCHEDULE', `pause until must be in the future, got ${new Date(until).toISOString()} (now ${new Date(now).toISOString()})`);
     }
     return this.backend.pauseSchedule(validateScheduleId(id), { note: options.note ?? null, until });
   }

@@ -192,6 +192,16 @@ describe.each(STORES)('scheduler on %s', (_name, openStore) => {
     expect(after).toMatchObject({ cron: '0 0 * * * *', task: { type: 'new' }, generation: 1 });
   });
 
+  it('pause until a time that is not in the future, or not a time, is refused and changes nothing', async () => {
+    await service.create({ id: 'p', cron: '0 0 * * * *', task: { type: 't' } });
+    const now = await backend.now();
+    await expect(service.pause('p', { until: now - 60_000 })).rejects.toMatchObject({ code: 'TL_INVALID_SCHEDULE', message: expect.stringMatching(/must be in the future/) });
+    await expect(service.pause('p', { until: '2001-01-01T00:00:00Z' })).rejects.toMatchObject({ code: 'TL_INVALID_SCHEDULE' });
+    await expect(service.pause('p', { until: 1e300 })).rejects.toMatchObject({ code: 'TL_INVALID_SCHEDULE' });
+    expect((await service.get('p')).paused).toBe(false);
+    expect((await service.pause('p', { until: now + 60_000 })).pausedUntil).toBe(now + 60_000);
+  });
+
   it('preview lists the next fires in local time and UTC', async () => {
     const times = await service.preview({ cron: '0 30 2 * * *', timezone: 'America/New_York', count: 2, from: Date.parse('2026-03-07T12:00:00Z') });
     expect(times.map((t) => [t.local, t.utc])).toEqual([
@@ -211,6 +221,9 @@ describe.each(STORES)('scheduler on %s', (_name, openStore) => {
 
   it.each([
     [{ id: 'x', cron: 'nope', task: { type: 't' } }, 'TL_INVALID_CRON'],
+    [{ id: 'x', cron: 'constructor', task: { type: 't' } }, 'TL_INVALID_CRON'],
+    [{ id: 'x', cron: '__proto__', task: { type: 't' } }, 'TL_INVALID_CRON'],
+    [{ id: 'x', cron: '@every 999999999h', task: { type: 't' } }, 'TL_INVALID_CRON'],
     [{ id: 'x', cron: '0 0 30 2 *', task: { type: 't' } }, 'TL_INVALID_CRON'],
     [{ id: 'x', cron: '* * * * *', timezone: 'Moon/Base', task: { type: 't' } }, 'TL_INVALID_TIMEZONE'],
     [{ id: 'x', cron: '* * * * *', task: { type: 't' }, startAt: '2026-02-01T00:00:00Z', endAt: '2026-01-01T00:00:00Z' }, 'TL_INVALID_SCHEDULE'],
