@@ -83,6 +83,8 @@ const LOOKAHEAD_MS = 250;
 /** A standby whose takeover found the leader had done it all waits up to this many times the takeover delay next time. */
 const MAX_TAKEOVER_BACKOFF = 4;
 
+const HOST = hostname();
+
 /** Monotonic ms on the epoch scale (performance.now() never steps). */
 const monotonicClock: Clock = { now: () => performance.timeOrigin + performance.now() };
 
@@ -116,8 +118,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private startedAt: number | null = null;
   private lastTickAt = 0;
   private readonly tally = new FireTally();
-  /** Run states of schedules to write with the leader's next advance (nextRunAt of quiet schedules). */
-  private readonly unwritten = new Map<string, BookEntry>();
+  /** Run-state writes for the leader's next advance: the next fire of schedules not firing now. */
+  private readonly unwritten = new Map<string, ScheduleUpdate>();
   private loop: Promise<void> | null = null;
   private readonly stopping = new AbortController();
   private firstCheckIn: Promise<void>;
@@ -210,7 +212,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const now = this.storeNow();
     return {
       id: this.id,
-      host: hostname(),
+      host: HOST,
       pid: process.pid,
       version: VERSION,
       startedAt: this.startedAt ?? now,
@@ -274,7 +276,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (!entry) return;
     // While paused, nothing is next (the book's due time is then the end of the pause, not a fire).
     const next = isPaused(entry.schedule, this.storeNow()) ? null : entry.due;
-    if (entry.schedule.state.nextRunAt !== next && (next === null || next > (this.lease?.firedThrough ?? -Infinity))) this.unwritten.set(id, entry);
+    if (entry.schedule.state.nextRunAt !== next && (next === null || next > (this.lease?.firedThrough ?? -Infinity))) {
+      this.unwritten.set(id, updateOf(entry, { ...entry.schedule.state, nextRunAt: next }));
+    }
   }
 
   /**
@@ -312,16 +316,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       }
     }
     const { settled } = await this.fire(prepared, false);
-    const updates: ScheduleUpdate[] = settled.map(({ entry, state }) => ({
-      id: entry.schedule.id,
-      generation: entry.schedule.generation,
-      updatedAt: entry.schedule.updatedAt,
-      state,
-    }));
-    for (const entry of this.unwritten.values()) {
-      const nextRunAt = isPaused(entry.schedule, at) ? null : entry.due;
-      updates.push({ id: entry.schedule.id, generation: entry.schedule.generation, updatedAt: entry.schedule.updatedAt, state: { ...entry.schedule.state, nextRunAt } });
-    }
+    const updates = [...settled.map(({ entry, state }) => updateOf(entry, state)), ...this.unwritten.values()];
     this.unwritten.clear();
     const advanced = await this.backend.advanceSchedules(this.id, epoch, updates, prepared.behind ? undefined : at);
     if (!advanced) {
@@ -475,4 +470,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       });
     });
   }
+}
+
+/** The fenced run-state write of a schedule as the leader read it. */
+function updateOf(entry: BookEntry, state: ScheduleState): ScheduleUpdate {
+  return { id: entry.schedule.id, generation: entry.schedule.generation, updatedAt: entry.schedule.updatedAt, state };
 }
