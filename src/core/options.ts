@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { TasklineError } from './errors.js';
 import { uuidv7 } from './ids.js';
 import { validateBackoffSpec } from './backoff.js';
+import { duration, headers as validHeaders, isWellFormed, quote, text, time, wholeNumber } from './validate.js';
 import type { BackoffSpec, NewTask, TaskLinks } from './task.js';
 
 /** Options of one enqueue (DESIGN §2). Each default is given in its comment. */
@@ -47,10 +48,10 @@ export const DEFAULT_MAX_RETRIES = 3;
 export const DEFAULT_TIMEOUT_MS = 30 * 60_000;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+const UNIQUE_KEY = { max: 500, accepted: 'a string of 1–500 characters without control characters' };
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
 const TASK_ID = /^[A-Za-z0-9_.:@/+=-]{1,200}$/;
-// Types are free text within reason: no control characters, 1–200 characters.
 // eslint-disable-next-line no-control-regex
 const TASK_TYPE = /^[^\u0000-\u001f\u007f]{1,200}$/;
 
@@ -58,51 +59,25 @@ export function validateQueueName(queue: unknown, where = 'queue'): string {
   if (typeof queue !== 'string' || !QUEUE_NAME.test(queue)) {
     throw new TasklineError(
       'TL_INVALID_ARGUMENT',
-      `invalid ${where} ${JSON.stringify(queue)}: a queue name is 1–100 characters of letters, digits and _ . : - starting with a letter or digit`,
+      `invalid ${where} ${quote(queue)}: a queue name is 1–100 characters of letters, digits and _ . : - starting with a letter or digit`,
     );
   }
   return queue;
 }
 
-export function validateTaskId(id: unknown): string {
+export function validateTaskId(id: unknown, where = 'task id'): string {
   if (typeof id !== 'string' || !TASK_ID.test(id)) {
-    throw new TasklineError(
-      'TL_INVALID_ARGUMENT',
-      `invalid task id ${JSON.stringify(id)}: an id is 1–200 characters of letters, digits and _ . : @ / + = -`,
-    );
+    throw new TasklineError('TL_INVALID_ARGUMENT', `invalid ${where} ${quote(id)}: an id is 1–200 characters of letters, digits and _ . : @ / + = -`);
   }
   return id;
 }
 
-export function validateTaskType(type: unknown): string {
-  if (typeof type !== 'string' || !TASK_TYPE.test(type)) {
-    throw new TasklineError(
-      'TL_INVALID_ARGUMENT',
-      `invalid task type ${JSON.stringify(type)}: a type is a string of 1–200 characters without control characters`,
-    );
+/** Types are free text within reason: well-formed, no control characters, 1–200 characters. */
+export function validateTaskType(type: unknown, where = 'task type'): string {
+  if (typeof type !== 'string' || !TASK_TYPE.test(type) || !isWellFormed(type)) {
+    throw new TasklineError('TL_INVALID_ARGUMENT', `invalid ${where} ${quote(type)}: a type is a string of 1–200 characters without control characters`);
   }
   return type;
-}
-
-function nonNegativeInt(name: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
-    throw new TasklineError('TL_INVALID_OPTION', `option ${name} must be a whole number >= 0 and <= ${max}, got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
-
-function positiveInt(name: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
-  const n = nonNegativeInt(name, value, max);
-  if (n === 0) throw new TasklineError('TL_INVALID_OPTION', `option ${name} must be > 0, got 0`);
-  return n;
-}
-
-function instant(name: string, value: unknown): number {
-  const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-    throw new TasklineError('TL_INVALID_OPTION', `option ${name} must be a Date or epoch milliseconds, got ${JSON.stringify(value)}`);
-  }
-  return Math.round(ms);
 }
 
 /**
@@ -133,15 +108,17 @@ export function serializePayload(payload: unknown, maxBytes: number): string {
 }
 
 /**
- * The first value JSON would drop or change — a function, symbol or bigint, NaN or Infinity —
+ * The first value JSON would drop or change — a function, symbol or bigint, NaN or Infinity, a
+ * string with a lone surrogate (not Unicode: it cannot be stored as UTF-8) —
  * as "<kind> at <key>", or null. Objects with toJSON (Date…) are taken as they serialise.
  * Never called on a value with a cycle (JSON.stringify rejects those first).
  */
 function describeJsonProblem(value: unknown, key = '', depth = 0): string | null {
   const kind = typeof value;
-  const where = key === '' ? 'the top level' : JSON.stringify(key);
+  const where = key === '' ? 'the top level' : quote(key);
   if (kind === 'function' || kind === 'symbol' || kind === 'bigint') return `${kind} at ${where}`;
   if (kind === 'number') return Number.isFinite(value) ? null : `${String(value)} at ${where}`;
+  if (kind === 'string') return isWellFormed(value as string) ? null : `a string with a lone UTF-16 surrogate at ${where}`;
   if (kind !== 'object' || value === null || depth > 200) return null;
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return null;
   if (Array.isArray(value)) {
@@ -153,6 +130,7 @@ function describeJsonProblem(value: unknown, key = '', depth = 0): string | null
   }
   for (const k in value) {
     if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+    if (!isWellFormed(k)) return `a key with a lone UTF-16 surrogate at ${where}`;
     const problem = describeJsonProblem((value as Record<string, unknown>)[k], k, depth + 1);
     if (problem !== null) return problem;
   }
@@ -180,14 +158,14 @@ export interface NormalizeContext {
 /** Validates one enqueue and returns the task to store. Throws TasklineError; stores nothing. */
 export function normalizeEnqueue(type: unknown, payload: unknown, options: InternalEnqueueOptions | undefined, context: NormalizeContext): NewTask {
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
-    throw new TasklineError('TL_INVALID_OPTION', `enqueue options must be an object, got ${JSON.stringify(options)}`);
+    throw new TasklineError('TL_INVALID_OPTION', `enqueue options must be an object, got ${quote(options)}`);
   }
   const merged: InternalEnqueueOptions = { ...context.defaults, ...options };
   for (const key of Object.keys(merged)) {
     if (!KNOWN_OPTIONS.has(key)) {
       throw new TasklineError(
         'TL_INVALID_OPTION',
-        `unknown enqueue option ${JSON.stringify(key)}; accepted: ${[...KNOWN_OPTIONS].filter((k) => k !== 'links').join(', ')}`,
+        `unknown enqueue option ${quote(key)}; accepted: ${[...KNOWN_OPTIONS].filter((k) => k !== 'links').join(', ')}`,
       );
     }
   }
@@ -195,38 +173,32 @@ export function normalizeEnqueue(type: unknown, payload: unknown, options: Inter
   const queue = validateQueueName(merged.queue ?? DEFAULT_QUEUE);
   const id = merged.id === undefined ? uuidv7() : validateTaskId(merged.id);
   const json = serializePayload(payload, context.maxPayloadBytes);
-  const maxRetries = merged.maxRetries === undefined ? DEFAULT_MAX_RETRIES : nonNegativeInt('maxRetries', merged.maxRetries, 1000);
-  const timeout = merged.timeout === undefined ? DEFAULT_TIMEOUT_MS : positiveInt('timeout', merged.timeout, MAX_TIMEOUT_MS);
-  const deadline = merged.deadline === undefined ? null : instant('deadline', merged.deadline);
-  const delay = merged.delay === undefined ? null : nonNegativeInt('delay', merged.delay);
-  const runAt = merged.runAt === undefined ? null : instant('runAt', merged.runAt);
+  const bad = 'TL_INVALID_OPTION';
+  const maxRetries = merged.maxRetries === undefined ? DEFAULT_MAX_RETRIES : wholeNumber(bad, 'maxRetries', merged.maxRetries, 0, 1000);
+  const timeout = merged.timeout === undefined ? DEFAULT_TIMEOUT_MS : wholeNumber(bad, 'timeout', merged.timeout, 1, MAX_TIMEOUT_MS, ' of milliseconds');
+  const deadline = merged.deadline === undefined ? null : time(bad, 'deadline', merged.deadline);
+  const delay = merged.delay === undefined ? null : duration(bad, 'delay', merged.delay);
+  const runAt = merged.runAt === undefined ? null : time(bad, 'runAt', merged.runAt);
   if (delay !== null && runAt !== null) {
     throw new TasklineError('TL_INVALID_OPTION', 'options delay and runAt cannot both be given; use one');
   }
-  const uniqueFor = merged.uniqueFor === undefined ? null : positiveInt('uniqueFor', merged.uniqueFor);
+  const uniqueFor = merged.uniqueFor === undefined ? null : duration(bad, 'uniqueFor', merged.uniqueFor, 1);
   if (merged.uniqueKey !== undefined && uniqueFor === null) {
     throw new TasklineError('TL_INVALID_OPTION', 'option uniqueKey needs uniqueFor (the ms the key is held)');
   }
-  if (merged.uniqueKey !== undefined && (typeof merged.uniqueKey !== 'string' || merged.uniqueKey.length === 0 || merged.uniqueKey.length > 500)) {
-    throw new TasklineError('TL_INVALID_OPTION', `option uniqueKey must be a string of 1–500 characters, got ${JSON.stringify(merged.uniqueKey)}`);
-  }
+  if (merged.uniqueKey !== undefined) text(bad, 'uniqueKey', merged.uniqueKey, UNIQUE_KEY);
   const uniqueKey =
     uniqueFor === null
       ? null
       : createHash('sha1')
           .update(merged.uniqueKey !== undefined ? `k\u0000${taskType}\u0000${merged.uniqueKey}` : `p\u0000${taskType}\u0000${canonicalJson(JSON.parse(json))}`)
           .digest('hex');
-  const retention = merged.retention === undefined ? null : nonNegativeInt('retention', merged.retention);
+  const retention = merged.retention === undefined ? null : duration(bad, 'retention', merged.retention);
   const backoff = merged.backoff === undefined ? null : validateBackoffSpec(merged.backoff, 'enqueue option');
   let headers: Record<string, string> | null = null;
   if (merged.headers !== undefined) {
-    if (typeof merged.headers !== 'object' || merged.headers === null || Array.isArray(merged.headers)) {
-      throw new TasklineError('TL_INVALID_OPTION', 'option headers must be an object of string values');
-    }
-    for (const [k, v] of Object.entries(merged.headers)) {
-      if (typeof v !== 'string') throw new TasklineError('TL_INVALID_OPTION', `option headers.${k} must be a string, got ${typeof v}`);
-    }
-    headers = Object.keys(merged.headers).length > 0 ? { ...merged.headers } : null;
+    const valid = validHeaders(bad, 'headers', merged.headers);
+    headers = Object.keys(valid).length > 0 ? valid : null;
   }
   return {
     id,

@@ -12,6 +12,7 @@
 import { Cron } from 'croner';
 import { TasklineError } from '../core/errors.js';
 import { instantsForWall, nearbyShift, validateTimeZone, wallClock } from './timezone.js';
+import { isWellFormed, quote } from '../core/validate.js';
 
 export interface CronSchedule {
   readonly expression: string;
@@ -49,8 +50,11 @@ export function parseDuration(text: string): number | null {
   return total;
 }
 
+/** Longest cron text accepted. */
+export const MAX_CRON_LENGTH = 500;
+
 function invalid(expression: unknown, why: string): TasklineError {
-  return new TasklineError('TL_INVALID_CRON', `invalid cron expression ${JSON.stringify(expression)}: ${why}; accepted: ${ACCEPTED}`);
+  return new TasklineError('TL_INVALID_CRON', `invalid cron expression ${quote(expression)}: ${why}; accepted: ${ACCEPTED}`);
 }
 
 /**
@@ -77,6 +81,8 @@ export function parseCron(expression: unknown, timezone: unknown = 'UTC', option
 function parseUncached(expression: unknown, timezone: unknown, options: { anchor?: number }): CronSchedule {
   const zone = validateTimeZone(timezone);
   if (typeof expression !== 'string' || expression.trim() === '') throw invalid(expression, 'it is empty');
+  if (expression.length > MAX_CRON_LENGTH) throw invalid(expression, `it is longer than ${MAX_CRON_LENGTH} characters`);
+  if (!isWellFormed(expression)) throw invalid(expression, 'it is not well-formed Unicode');
   const text = expression.trim().replace(/\s+/g, ' ');
   if (text.startsWith('@every')) return everySchedule(text, zone, options.anchor ?? 0);
   // An own property only: `constructor` or `__proto__` must not reach Object.prototype.

@@ -13,6 +13,7 @@
 import { TasklineError } from '../core/errors.js';
 import { normalizeEnqueue, validateQueueName, validateTaskType, type EnqueueOptions } from '../core/options.js';
 import { parseCron, parseDuration } from './cron.js';
+import { MAX_DURATION_MS, quote, text, time } from '../core/validate.js';
 
 export const OVERLAP_POLICIES = ['skip', 'allow', 'bufferOne', 'cancelPrevious'] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
@@ -103,6 +104,9 @@ export type ScheduleSource = 'api' | 'config' | 'dev';
 export const DEFAULT_CATCH_UP_WINDOW = 3_600_000;
 const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
 const KNOWN_FIELDS = new Set(['id', 'cron', 'timezone', 'task', 'overlap', 'catchUp', 'jitter', 'startAt', 'endAt', 'paused', 'pauseNote']);
+/** A pause note: free text, one line or several. */
+// eslint-disable-next-line no-control-regex
+export const PAUSE_NOTE = { min: 0, max: 1000, pattern: /^[^\u0000]*$/, accepted: 'a text of at most 1,000 characters' };
 const KNOWN_TASK_FIELDS = new Set(['type', 'payload', 'queue', 'maxRetries', 'timeout', 'retention', 'headers']);
 
 function fail(message: string): never {
@@ -111,22 +115,22 @@ function fail(message: string): never {
 
 export function validateScheduleId(id: unknown): string {
   if (typeof id !== 'string' || !SCHEDULE_ID.test(id)) {
-    fail(`invalid schedule id ${JSON.stringify(id)}: 1–128 characters of letters, digits and _ . @ -, starting with a letter or digit`);
+    fail(`invalid schedule id ${quote(id)}: 1–128 characters of letters, digits and _ . @ -, starting with a letter or digit`);
   }
   return id;
 }
 
 function instant(name: string, value: unknown): number | null {
   if (value === undefined || value === null) return null;
-  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms)) fail(`${name} must be a time (epoch ms, Date or ISO-8601 string), got ${JSON.stringify(value)}`);
-  return ms;
+  return time('TL_INVALID_SCHEDULE', name, value, { strings: true });
 }
 
 function milliseconds(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   const ms = typeof value === 'string' ? parseDuration(value) : value;
-  if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0) fail(`${name} must be ms >= 0 or a duration such as "30s", "5m", "1h", got ${JSON.stringify(value)}`);
+  if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > MAX_DURATION_MS) {
+    fail(`${name} must be ms from 0 to ${MAX_DURATION_MS} (100 years) or a duration such as "30s", "5m", "1h", got ${quote(value)}`);
+  }
   return ms;
 }
 
@@ -135,7 +139,7 @@ export function validateSchedule(input: unknown, source: ScheduleSource = 'api')
   if (typeof input !== 'object' || input === null || Array.isArray(input)) fail('a schedule must be an object { id, cron, timezone?, task: { type, … }, … }');
   const raw = input as Record<string, unknown>;
   for (const key of Object.keys(raw)) {
-    if (!KNOWN_FIELDS.has(key)) fail(`unknown schedule field ${JSON.stringify(key)}; accepted: ${[...KNOWN_FIELDS].join(', ')}`);
+    if (!KNOWN_FIELDS.has(key)) fail(`unknown schedule field ${quote(key)}; accepted: ${[...KNOWN_FIELDS].join(', ')}`);
   }
   const id = validateScheduleId(raw.id);
   const timezone = (raw.timezone as string | undefined) ?? 'UTC';
@@ -150,15 +154,15 @@ export function validateSchedule(input: unknown, source: ScheduleSource = 'api')
   }
   const task = validateTemplate(raw.task);
   const overlap = (raw.overlap ?? 'skip') as OverlapPolicy;
-  if (!OVERLAP_POLICIES.includes(overlap)) fail(`overlap must be one of ${OVERLAP_POLICIES.join(', ')}, got ${JSON.stringify(raw.overlap)}`);
+  if (!OVERLAP_POLICIES.includes(overlap)) fail(`overlap must be one of ${OVERLAP_POLICIES.join(', ')}, got ${quote(raw.overlap)}`);
   const catchUpRaw = raw.catchUp ?? {};
   if (typeof catchUpRaw !== 'object' || catchUpRaw === null || Array.isArray(catchUpRaw)) fail('catchUp must be an object { policy?, window? }');
   const { policy = 'latest', window, ...rest } = catchUpRaw as { policy?: CatchUpPolicy; window?: unknown };
-  if (Object.keys(rest).length > 0) fail(`unknown catchUp field ${JSON.stringify(Object.keys(rest)[0])}; accepted: policy, window`);
-  if (!CATCH_UP_POLICIES.includes(policy)) fail(`catchUp.policy must be one of ${CATCH_UP_POLICIES.join(', ')}, got ${JSON.stringify(policy)}`);
+  if (Object.keys(rest).length > 0) fail(`unknown catchUp field ${quote(Object.keys(rest)[0])}; accepted: policy, window`);
+  if (!CATCH_UP_POLICIES.includes(policy)) fail(`catchUp.policy must be one of ${CATCH_UP_POLICIES.join(', ')}, got ${quote(policy)}`);
   const paused = raw.paused ?? false;
-  if (typeof paused !== 'boolean') fail(`paused must be true or false, got ${JSON.stringify(raw.paused)}`);
-  if (raw.pauseNote !== undefined && raw.pauseNote !== null && typeof raw.pauseNote !== 'string') fail('pauseNote must be a string');
+  if (typeof paused !== 'boolean') fail(`paused must be true or false, got ${quote(raw.paused)}`);
+  if (raw.pauseNote !== undefined && raw.pauseNote !== null) text('TL_INVALID_SCHEDULE', 'pauseNote', raw.pauseNote, PAUSE_NOTE);
   return {
     id,
     cron: cron.expression,
@@ -180,7 +184,7 @@ function validateTemplate(value: unknown): ScheduleDefinition['task'] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('task must be an object { type, payload?, queue?, maxRetries?, timeout?, retention?, headers? }');
   const raw = value as Record<string, unknown>;
   for (const key of Object.keys(raw)) {
-    if (!KNOWN_TASK_FIELDS.has(key)) fail(`unknown task field ${JSON.stringify(key)}; accepted: ${[...KNOWN_TASK_FIELDS].join(', ')}`);
+    if (!KNOWN_TASK_FIELDS.has(key)) fail(`unknown task field ${quote(key)}; accepted: ${[...KNOWN_TASK_FIELDS].join(', ')}`);
   }
   const type = validateTaskType(raw.type);
   const queue = validateQueueName(raw.queue ?? 'default', 'task.queue');

@@ -6,8 +6,9 @@ import type { FireRecord, FireResult, SchedulingBackend } from '../backend/contr
 import { TasklineError } from '../core/errors.js';
 import { parseCron, upcoming } from './cron.js';
 import { fireBatch, fireRequest, planFires } from './plan.js';
-import { fireId, validateSchedule, validateScheduleId, type Schedule, type ScheduleInput, type ScheduleSource } from './schedule.js';
+import { fireId, PAUSE_NOTE, validateSchedule, validateScheduleId, type Schedule, type ScheduleInput, type ScheduleSource } from './schedule.js';
 import { formatLocal } from './timezone.js';
+import { text, time } from '../core/validate.js';
 
 const MAX_BACKFILL = 1_000;
 const MAX_PREVIEW = 1_000;
@@ -57,12 +58,10 @@ export class ScheduleService {
 
   async pause(id: string, options: { note?: string | null; until?: number | Date | string | null } = {}): Promise<Schedule> {
     let until: number | null = null;
+    if (options.note !== undefined && options.note !== null) text('TL_INVALID_SCHEDULE', 'pause note', options.note, PAUSE_NOTE);
     if (options.until !== undefined && options.until !== null) {
-      until = options.until instanceof Date ? options.until.getTime() : typeof options.until === 'string' ? Date.parse(options.until) : options.until;
-      if (!Number.isFinite(until) || Number.isNaN(new Date(until).getTime())) {
-        throw new TasklineError('TL_INVALID_SCHEDULE', `pause until must be a time (epoch ms, Date or ISO-8601), got ${JSON.stringify(options.until).slice(0, 100)}`);
-      }
       const now = await this.backend.now();
+      until = time('TL_INVALID_SCHEDULE', 'pause until', options.until, { now, strings: true });
       if (until <= now) throw new TasklineError('TL_INVALID_SCHEDULE', `pause until must be in the future, got ${new Date(until).toISOString()} (now ${new Date(now).toISOString()})`);
     }
     return this.backend.pauseSchedule(validateScheduleId(id), { note: options.note ?? null, until });
@@ -190,7 +189,5 @@ function notFound(id: string): TasklineError {
 }
 
 function toMs(name: string, value: number | string | Date): number {
-  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new TasklineError('TL_INVALID_SCHEDULE', `backfill: ${name} must be a time (epoch ms or ISO-8601), got ${JSON.stringify(value)}`);
-  return ms;
+  return time('TL_INVALID_SCHEDULE', `backfill: ${name}`, value, { strings: true });
 }

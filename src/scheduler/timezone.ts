@@ -6,6 +6,7 @@
  * New York is Date.UTC(2026, 2, 8, 2, 30).
  */
 import { TasklineError } from '../core/errors.js';
+import { isWellFormed, quote } from '../core/validate.js';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -23,13 +24,13 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 }
 
 export function validateTimeZone(timeZone: unknown): string {
-  if (typeof timeZone !== 'string' || timeZone.length === 0) {
-    throw new TasklineError('TL_INVALID_TIMEZONE', `time zone must be an IANA name such as "Europe/Berlin" or "UTC", got ${JSON.stringify(timeZone)}`);
+  if (typeof timeZone !== 'string' || timeZone.length === 0 || timeZone.length > 100 || !isWellFormed(timeZone)) {
+    throw new TasklineError('TL_INVALID_TIMEZONE', `time zone must be an IANA name such as "Europe/Berlin" or "UTC", got ${quote(timeZone)}`);
   }
   try {
     formatter(timeZone);
   } catch {
-    throw new TasklineError('TL_INVALID_TIMEZONE', `unknown time zone ${JSON.stringify(timeZone)}: use an IANA name such as "America/New_York" or "UTC"`);
+    throw new TasklineError('TL_INVALID_TIMEZONE', `unknown time zone ${quote(timeZone)}: use an IANA name such as "America/New_York" or "UTC"`);
   }
   return timeZone;
 }

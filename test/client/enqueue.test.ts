@@ -80,7 +80,7 @@ describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
       a.self = a;
       return client.enqueue('t', a);
     }, 'TL_PAYLOAD_NOT_JSON', /not JSON-serialisable: .*circular/i],
-    ['a negative delay', () => client.enqueue('t', {}, { delay: -5 }), 'TL_INVALID_OPTION', /delay must be a whole number >= 0/],
+    ['a negative delay', () => client.enqueue('t', {}, { delay: -5 }), 'TL_INVALID_OPTION', /delay must be a whole number of milliseconds from 0 to 3155760000000, got -5$/],
     ['delay and runAt together', () => client.enqueue('t', {}, { delay: 5, runAt: Date.now() }), 'TL_INVALID_OPTION', /delay and runAt/],
     ['an invalid queue name', () => client.enqueue('t', {}, { queue: 'no spaces!' }), 'TL_INVALID_ARGUMENT', /queue name is 1–100 characters/],
     ['a queue name with a hash tag', () => client.enqueue('t', {}, { queue: '{x}' }), 'TL_INVALID_ARGUMENT', /queue name/],
@@ -89,12 +89,28 @@ describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
     ['a type that is not a string', () => client.enqueue(42 as never, {}), 'TL_INVALID_ARGUMENT', /invalid task type/],
     ['an invalid id', () => client.enqueue('t', {}, { id: 'has space' }), 'TL_INVALID_ARGUMENT', /invalid task id/],
     ['negative maxRetries', () => client.enqueue('t', {}, { maxRetries: -1 }), 'TL_INVALID_OPTION', /maxRetries/],
-    ['a zero timeout', () => client.enqueue('t', {}, { timeout: 0 }), 'TL_INVALID_OPTION', /timeout must be > 0/],
+    ['a zero timeout', () => client.enqueue('t', {}, { timeout: 0 }), 'TL_INVALID_OPTION', /timeout must be a whole number of milliseconds from 1 to/],
     ['uniqueKey without uniqueFor', () => client.enqueue('t', {}, { uniqueKey: 'k' }), 'TL_INVALID_OPTION', /uniqueKey needs uniqueFor/],
     ['a bad backoff', () => client.enqueue('t', {}, { backoff: { type: 'linear' } as never }), 'TL_INVALID_OPTION', /backoff must be/],
     ['a non-string header', () => client.enqueue('t', {}, { headers: { a: 1 } as never }), 'TL_INVALID_OPTION', /headers.a must be a string/],
     ['options that are not an object', () => client.enqueue('t', {}, 'fast' as never), 'TL_INVALID_OPTION', /options must be an object/],
-    ['a bad runAt', () => client.enqueue('t', {}, { runAt: 'tomorrow' as never }), 'TL_INVALID_OPTION', /runAt must be a Date or epoch milliseconds/],
+    ['a bad runAt', () => client.enqueue('t', {}, { runAt: 'tomorrow' as never }), 'TL_INVALID_OPTION', /runAt must be a time \(epoch ms or a Date\) from \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d, got "tomorrow"/],
+    // Times and durations beyond what can be read back (finding 1): ±100 years, never past Date's range.
+    ['a runAt past Date', () => client.enqueue('t', {}, { runAt: Number.MAX_SAFE_INTEGER }), 'TL_INVALID_OPTION', /runAt must be a time .*, got 9007199254740991$/],
+    ['a runAt 101 years ahead', () => client.enqueue('t', {}, { runAt: Date.now() + 101 * 365.25 * 86_400_000 }), 'TL_INVALID_OPTION', /runAt must be a time/],
+    ['an invalid Date', () => client.enqueue('t', {}, { runAt: new Date(Number.NaN) }), 'TL_INVALID_OPTION', /runAt must be a time .*, got an invalid Date/],
+    ['a delay past Date', () => client.enqueue('t', {}, { delay: 8640000000000001 }), 'TL_INVALID_OPTION', /delay must be a whole number of milliseconds from 0 to/],
+    ['a deadline of 1e300', () => client.enqueue('t', {}, { deadline: 1e300 }), 'TL_INVALID_OPTION', /deadline must be a time/],
+    ['a retention of 1e300', () => client.enqueue('t', {}, { retention: 1e300 }), 'TL_INVALID_OPTION', /retention must be a whole number/],
+    // Strings must be well-formed Unicode (finding 3).
+    ['a lone surrogate in the type', () => client.enqueue('a\ud800', {}), 'TL_INVALID_ARGUMENT', /invalid task type "a\\ud800"/],
+    ['a lone surrogate in a header', () => client.enqueue('t', {}, { headers: { h: '\udc00' } }), 'TL_INVALID_OPTION', /headers.h must be a string of at most 8,192 characters/],
+    ['a lone surrogate in a header name', () => client.enqueue('t', {}, { headers: { '\ud800': 'v' } }), 'TL_INVALID_OPTION', /headers name must be/],
+    ['a lone surrogate in the payload', () => client.enqueue('t', { a: ['ok', 'x\ud800'] }), 'TL_PAYLOAD_NOT_JSON', /lone UTF-16 surrogate at "1"/],
+    ['a lone surrogate in a payload key', () => client.enqueue('t', { '\udfff': 1 }), 'TL_PAYLOAD_NOT_JSON', /key with a lone UTF-16 surrogate/],
+    ['a lone surrogate in uniqueKey', () => client.enqueue('t', {}, { uniqueFor: 1000, uniqueKey: '\ud800' }), 'TL_INVALID_OPTION', /uniqueKey must be/],
+    // An error quotes at most ~100 characters of the bad value (finding 7).
+    ['a 1 MB type', () => client.enqueue('x'.repeat(1_000_000), {}), 'TL_INVALID_ARGUMENT', /^invalid task type "x{100}"… \(1000000 characters\): a type is/],
   ];
 
   it.each(BAD_INPUT)('rejects %s with a clear error and stores nothing', async (_label, attempt, code, message) => {
@@ -105,6 +121,7 @@ describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
     expect(error).toBeInstanceOf(TasklineError);
     expect((error as TasklineError).code).toBe(code);
     expect((error as TasklineError).message).toMatch(message);
+    expect((error as TasklineError).message.length).toBeLessThan(400);
     await nothingStored();
   });
 

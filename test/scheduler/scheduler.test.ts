@@ -197,7 +197,8 @@ describe.each(STORES)('scheduler on %s', (_name, openStore) => {
     const now = await backend.now();
     await expect(service.pause('p', { until: now - 60_000 })).rejects.toMatchObject({ code: 'TL_INVALID_SCHEDULE', message: expect.stringMatching(/must be in the future/) });
     await expect(service.pause('p', { until: '2001-01-01T00:00:00Z' })).rejects.toMatchObject({ code: 'TL_INVALID_SCHEDULE' });
-    await expect(service.pause('p', { until: 1e300 })).rejects.toMatchObject({ code: 'TL_INVALID_SCHEDULE' });
+    await expect(service.pause('p', { until: 1e300 })).rejects.toMatchObject({ code: 'TL_INVALID_SCHEDULE', message: expect.stringMatching(/^pause until must be a time .* from \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d, got 1e\+300$/) });
+    await expect(service.pause('p', { until: now + 60_000, note: 'x\ud800' })).rejects.toMatchObject({ code: 'TL_INVALID_SCHEDULE', message: expect.stringMatching(/^pause note must be/) });
     expect((await service.get('p')).paused).toBe(false);
     expect((await service.pause('p', { until: now + 60_000 })).pausedUntil).toBe(now + 60_000);
   });
@@ -234,6 +235,19 @@ describe.each(STORES)('scheduler on %s', (_name, openStore) => {
     [{ id: 'x', cron: '* * * * *', task: { type: 't' }, catchUp: { policy: 'most' } }, 'TL_INVALID_SCHEDULE'],
     [{ id: 'x', cron: '* * * * *', task: { type: 't' }, color: 'red' }, 'TL_INVALID_SCHEDULE'],
     [{ id: 'x', cron: '* * * * *', task: { type: 't', payload: { f: Number.NaN } } }, 'TL_PAYLOAD_NOT_JSON'],
+    // Values that could be stored but not read back (findings 1 and 3).
+    [{ id: 'x', cron: '* * * * *', task: { type: 't' }, endAt: 1e300 }, 'TL_INVALID_SCHEDULE'],
+    [{ id: 'x', cron: '* * * * *', task: { type: 't' }, startAt: 1e300 }, 'TL_INVALID_SCHEDULE'],
+    [{ id: 'x', cron: '* * * * *', task: { type: 't' }, startAt: -1 }, 'TL_INVALID_SCHEDULE'],
+    [{ id: 'x', cron: '* * * * *', task: { type: 't' }, endAt: '+275760-09-13T00:00:00.000Z' }, 'TL_INVALID_SCHEDULE'],
+    [{ id: 'x', cron: '* * * * *', task: { type: 't' }, jitter: 1e300 }, 'TL_INVALID_SCHEDULE'],
+    [{ id: 'x', cron: '* * * * *', task: { type: 't' }, catchUp: { window: 8640000000000001 } }, 'TL_INVALID_SCHEDULE'],
+    [{ id: 'x', cron: '* * * * *\ud800', task: { type: 't' } }, 'TL_INVALID_CRON'],
+    [{ id: 'x', cron: `* * * * * ${'1'.repeat(600)}`, task: { type: 't' } }, 'TL_INVALID_CRON'],
+    [{ id: 'x', cron: '* * * * *', timezone: '\ud800', task: { type: 't' } }, 'TL_INVALID_TIMEZONE'],
+    [{ id: 'x', cron: '* * * * *', task: { type: 't\udc00' } }, 'TL_INVALID_ARGUMENT'],
+    [{ id: 'x', cron: '* * * * *', task: { type: 't', headers: { h: '\ud800' } } }, 'TL_INVALID_OPTION'],
+    [{ id: 'x', cron: '* * * * *', task: { type: 't' }, paused: true, pauseNote: '\ud800' }, 'TL_INVALID_SCHEDULE'],
   ])('rejects %j with %s and stores nothing', async (input, code) => {
     await expect(service.create(input as never)).rejects.toMatchObject({ code });
     expect(await service.list()).toEqual([]);
