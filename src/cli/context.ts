@@ -20,8 +20,9 @@ export interface GlobalOptions {
 
 export interface OpenOptions {
   /**
-   * Create the SQLite file when it does not exist. Commands that only inspect or operate on
-   * existing tasks leave it false, so a wrong path is an error rather than a new empty store.
+   * Create the SQLite file when it does not exist. Only `dev` and `server`, which run a store's
+   * services, do; every other command (worker, enqueue, schedule add, inspection) leaves it false,
+   * so a mistyped path is an error rather than a new empty store. Default false.
    */
   create?: boolean;
 }
@@ -46,7 +47,7 @@ export class CliContext {
       if (!existsSync(path)) {
         throw new TasklineError(
           'TL_STORE_UNAVAILABLE',
-          `no store at ${url}: ${path} does not exist (start \`taskline dev\` or a worker there first, or point --backend / TASKLINE_BACKEND at your store)`,
+          `no store at ${url}: ${path} does not exist; \`taskline dev\` or \`taskline server\` with this backend creates it (or point --backend / TASKLINE_BACKEND at your store)`,
         );
       }
     }

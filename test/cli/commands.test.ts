@@ -25,13 +25,13 @@ describe.each(BACKEND_KINDS)('taskline commands on %s', (kind) => {
 
   beforeEach(async () => {
     store = await cliStore(kind);
+    await store.open(); // the store exists: only dev and server create a missing SQLite file
   });
   afterEach(async () => {
     await store.cleanup();
   });
 
   it('schedulers: none, then the live instances with the leader (table and --json), from server processes', async () => {
-    await store.open(); // the store exists (a read command refuses a SQLite file that does not)
     const none = await cli('schedulers');
     expect(none.code, none.stderr).toBe(0);
     expect(none.stdout).toBe('no schedulers running (taskline server and taskline dev run one)\n');

@@ -1,11 +1,11 @@
 /** Wrong usage exits 2, failures exit 1; every error is one line on stderr without a stack. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../helpers/redis-server.js';
 import { REDIS_URL, deletePrefix, uniquePrefix } from '../helpers/stores.js';
-import { BACKEND_KINDS, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';
+import { BACKEND_KINDS, CliProcess, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';
 
 let dir: string;
 beforeAll(() => {
@@ -82,11 +82,42 @@ describe('store and configuration failures exit 1 with one line', () => {
   it('a missing SQLite store (the default ./taskline.db) for inspection, without creating it', async () => {
     const result = await runCli(['task', 'ls', '--state', 'dead'], { cwd: dir });
     expect(result.code).toBe(1);
-    expect(oneLine(result.stderr)).toMatch(/^taskline: no store at sqlite:\.\/taskline\.db: .*taskline\.db does not exist \(start `taskline dev`/);
+    expect(oneLine(result.stderr)).toMatch(/^taskline: no store at sqlite:\.\/taskline\.db: .*taskline\.db does not exist; `taskline dev` or `taskline server` with this backend creates it/);
     const again = await runCli(['--json', 'workers'], { cwd: dir });
     expect(again.code).toBe(1);
     expect(again.stdout).toBe('');
+    expect(existsSync(join(dir, 'taskline.db'))).toBe(false);
   });
+
+  // A mistyped path must not become a new empty store that a worker polls or a producer fills.
+  const refusing: [string, string[]][] = [
+    ['worker', ['worker', '--handlers', 'x.mjs']],
+    ['enqueue', ['enqueue', 'email:deliver', '{}']],
+    ['schedule add', ['schedule', 'add', 'nightly', '--cron', '0 3 * * *', '--type', 'send_report']],
+  ];
+  it.concurrent.each(refusing)('%s refuses a SQLite file that does not exist, and creates nothing', async (name, args) => {
+    const path = join(dir, `typo-${name.replace(' ', '-')}.db`);
+    const result = await runCli(['--backend', `sqlite:${path}`, ...args], { cwd: dir });
+    expect(result.code, result.stderr).toBe(1);
+    expect(oneLine(result.stderr)).toBe(
+      `taskline: no store at sqlite:${path}: ${path} does not exist; \`taskline dev\` or \`taskline server\` with this backend creates it (or point --backend / TASKLINE_BACKEND at your store) (TL_STORE_UNAVAILABLE)`,
+    );
+    expect(result.stdout).toBe('');
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('server creates a SQLite store that does not exist yet (as dev does)', async () => {
+    const path = join(dir, 'new-store.db');
+    const server = new CliProcess(['--backend', `sqlite:${path}`, 'server', '--port', String(await freePort())], { cwd: dir });
+    try {
+      await server.waitFor(/^ready/m, 20_000);
+      expect(existsSync(path)).toBe(true);
+      server.signal('SIGTERM');
+      expect(await server.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await server.kill();
+    }
+  }, 30_000);
 
   const envCases: [string, Record<string, string>, RegExp][] = [
     ['MAX_RETRIES', { MAX_RETRIES: 'lots' }, /^taskline: MAX_RETRIES="lots" is not accepted: a whole number from 0 to 1000 \(TL_INVALID_CONFIG\)$/],
@@ -119,6 +150,7 @@ describe.each(BACKEND_KINDS)('settings reach the commands on %s', (kind) => {
   let store: CliStore;
   beforeAll(async () => {
     store = await cliStore(kind);
+    await store.open(); // the store exists: only dev and server create a missing SQLite file
   });
   afterAll(async () => store.cleanup());
 

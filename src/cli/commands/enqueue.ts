@@ -41,7 +41,7 @@ export function registerEnqueueCommand(program: Command): void {
         throw new UsageError(`--definitions ${options.definitions} defines no task type ${JSON.stringify(type)}`);
       }
       await withContext(command, async (ctx) => {
-        const client = new Client(await ctx.backend({ create: true }), {
+        const client = new Client(await ctx.backend(), {
           defaults: { maxRetries: ctx.settings.maxRetries, queue: ctx.settings.defaultQueue },
         });
         try {

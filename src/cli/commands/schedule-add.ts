@@ -64,7 +64,7 @@ export function registerScheduleAddCommand(schedule: Command): void {
       // Validate everything before storing anything.
       for (const input of inputs) validateSchedule(input);
       await withContext(command, async (ctx) => {
-        const store = await ctx.backend({ create: true });
+        const store = await ctx.backend();
         if (options.replace !== true) {
           const taken = new Set((await store.listSchedules()).map((s) => s.id));
           const conflict = inputs.find((input) => taken.has(input.id));

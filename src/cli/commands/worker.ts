@@ -34,7 +34,7 @@ export function registerWorkerCommand(program: Command): void {
         parseQueues(queues); // a bad --queues is reported before anything is loaded or opened
         const register = await loadHandlersModule(options.handlers);
         const [{ Worker }, { reportAttempts, runUntilSignal }] = await Promise.all([import('../../worker/worker.js'), import('../worker-runner.js')]);
-        const worker = new Worker(await ctx.backend({ create: true }), {
+        const worker = new Worker(await ctx.backend(), {
           concurrency: options.concurrency,
           queues,
           strict: options.strict === true,
