@@ -185,7 +185,7 @@ export interface MinuteStat {
 
 export interface TaskPage {
   tasks: TaskRecord[];
-  /** Pass back to get the next page; null at the end. */
+  /** Pass back (to the same queue and state) to get the next page; null at the end. Opaque: its form is the store's. */
   nextCursor: string | null;
 }
 
@@ -268,9 +268,18 @@ export interface Backend extends ScheduleStore, LockStore {
   // ── inspecting ──────────────────────────────────────────────────────────────
   listQueues(): Promise<QueueInfo[]>;
   getQueue(queue: string): Promise<QueueInfo | null>;
+  /**
+   * One page of the queue's tasks in a state. `limit`: 1 … 1000 (page-cursor.ts MAX_PAGE_LIMIT),
+   * default 50. `cursor`: left out for the first page, else the `nextCursor` of the page before,
+   * of this same queue and state; any other value (junk, an edited cursor, another listing's)
+   * throws TL_INVALID_ARGUMENT naming the cursor — never read as the first page. So does a
+   * limit out of range.
+   */
   listTasks(queue: string, state: TaskState, page?: { limit?: number; cursor?: string }): Promise<TaskPage>;
   getTask(id: string): Promise<TaskRecord | null>;
+  /** The last `days` UTC days, oldest first; `days` 1 … MAX_STAT_DAYS (shared.ts), else TL_INVALID_ARGUMENT. */
   dailyStats(queue: string, days: number): Promise<DailyStat[]>;
+  /** The last `minutes` minutes, oldest first; `minutes` 1 … MAX_STAT_MINUTES (shared.ts), else TL_INVALID_ARGUMENT. */
   minuteStats(queue: string, minutes: number): Promise<MinuteStat[]>;
 
   close(): Promise<void>;
@@ -454,7 +463,7 @@ export interface ScheduleStore {
    * handled every due fire; false when fenced out.
    */
   advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[], firedThrough?: number): Promise<boolean>;
-  /** Fire history of a schedule, newest first. */
+  /** Fire history of a schedule, newest first; `limit` 1 … 1000, else TL_INVALID_ARGUMENT. */
   listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]>;
 }
 

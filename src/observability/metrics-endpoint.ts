@@ -3,10 +3,15 @@ import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 
 export interface MetricsEndpoint {
+  /** The address the server is bound to, as the OS reports it: `0.0.0.0` is every IPv4 interface. */
+  host: string;
   port: number;
+  /** `http://<host>:<port>/metrics`, with an IPv6 host in brackets. */
+  url: string;
   close(): Promise<void>;
 }
 
+/** Serves on every interface by default: Prometheus scrapes workers from other hosts. */
 export async function serveMetrics(registry: Registry, port: number, host = '0.0.0.0'): Promise<MetricsEndpoint> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -39,8 +44,10 @@ export async function serveMetrics(registry: Registry, port: number, host = '0.0
     });
   });
   const address = server.address();
+  const bound = typeof address === 'object' && address ? { host: address.address, port: address.port } : { host, port };
   return {
-    port: typeof address === 'object' && address ? address.port : port,
+    ...bound,
+    url: `http://${bound.host.includes(':') ? `[${bound.host}]` : bound.host}:${bound.port}/metrics`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

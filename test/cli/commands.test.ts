@@ -1,6 +1,7 @@
 /** Each command against each backend: human output, --json shapes, exit codes. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../scheduler/servers.js';
 import { BACKEND_KINDS, CliProcess, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';
@@ -284,6 +285,46 @@ export const resize = defineTask('img:resize', {
       expect(Object.keys(lines[0]).sort()).toEqual(['at', 'queues', 'totals', 'workers']);
     } finally {
       await watch.kill();
+    }
+  });
+});
+
+describe('taskline worker metrics', () => {
+  let store: CliStore;
+  beforeEach(async () => {
+    store = await cliStore('sqlite');
+    await store.open();
+    writeFileSync(join(store.dir, 'handlers.mjs'), HANDLERS);
+  });
+  afterEach(async () => store.cleanup());
+
+  it('the banner and the started event give the address /metrics is bound to, and it answers there', async () => {
+    const port = await freePort();
+    const worker = new CliProcess([...store.args, 'worker', '--handlers', 'handlers.mjs', '--metrics-port', String(port)], { cwd: store.dir });
+    try {
+      await worker.waitFor(/ready/);
+      expect(worker.stdout).toContain(`\n  metrics http://0.0.0.0:${port}/metrics (every interface)\n`);
+      // Every interface: loopback and, when the machine has one, an external address.
+      const external = Object.values(networkInterfaces()).flat().find((i) => i?.family === 'IPv4' && !i.internal)?.address;
+      for (const host of ['127.0.0.1', ...(external ? [external] : [])]) {
+        const response = await fetch(`http://${host}:${port}/metrics`);
+        expect(response.status, host).toBe(200);
+        expect(await response.text()).toContain('scheduler_tasks_completed_total');
+      }
+      worker.signal('SIGTERM');
+      expect(await worker.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await worker.kill();
+    }
+
+    const json = new CliProcess([...store.args, '--json', 'worker', '--handlers', 'handlers.mjs', '--metrics-port', String(port)], { cwd: store.dir });
+    try {
+      const [line] = await json.waitFor(/^\{"event":"started".*$/m);
+      expect(JSON.parse(line).metrics).toEqual({ host: '0.0.0.0', port, url: `http://0.0.0.0:${port}/metrics` });
+      json.signal('SIGTERM');
+      expect(await json.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await json.kill();
     }
   });
 });

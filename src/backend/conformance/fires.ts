@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  ackOk, claimTask, completeAck, enqueueOne, HOUR, listAll, useStore, type OpenStore,
+  ackOk, claimTask, completeAck, enqueueOne, expectCode, HOUR, listAll, useStore, type OpenStore,
 } from './harness.js';
 import { batch, enqueueFire, fireIdOf, fireOne, missedFire, skippedFire } from './scheduling-harness.js';
 
@@ -296,6 +296,8 @@ export function fireConformance(openStore: OpenStore): void {
       expect((await backend.listFires('b', 'default', 10)).map((f) => f.fireId)).toEqual([fireIdOf('b', MINUTE)]);
       expect((await backend.listFires('a', 'elsewhere', 10)).map((f) => f.nominalAt)).toEqual([9 * MINUTE]);
       expect(await backend.listFires('nobody', 'default', 10)).toEqual([]);
+      for (const limit of [0, -1, 1.5, 1001, Number.NaN]) await expectCode(backend.listFires('a', 'default', limit), 'TL_INVALID_ARGUMENT');
+      expect(await backend.listFires('a', 'default', 1000)).toHaveLength(4);
     });
 
     it('keeps keepHistory records per schedule; pruned fires stay no-ops (the floor)', async () => {

@@ -1,9 +1,9 @@
 /** Conformance: reading the store — queues, tasks, statistics — and retention clean-up. */
 import { describe, expect, it } from 'vitest';
 import type { TaskRecord, TaskState } from '../../core/task.js';
-import { dayString } from '../shared.js';
+import { dayString, MAX_STAT_DAYS, MAX_STAT_MINUTES } from '../shared.js';
 import {
-  ackOk, attemptOf, claimTask, completeAck, createInStates, DAY, deadAck, enqueueOne, HOUR, listAll, newTask, retryAck,
+  ackOk, attemptOf, claimTask, completeAck, createInStates, DAY, deadAck, enqueueOne, expectCode, HOUR, listAll, newTask, retryAck,
   useStore, WORKER, type OpenStore,
 } from './harness.js';
 
@@ -125,6 +125,49 @@ export function inspectionConformance(openStore: OpenStore): void {
       expect(pages.flat().every((t) => t.state === 'completed' && t.result === t.id)).toBe(true);
     });
 
+    it('refuses a cursor no previous page returned, naming the cursor, instead of starting over', async () => {
+      const { backend } = store;
+      for (let i = 0; i < 3; i++) await enqueueOne(backend, 't', { i });
+      const { nextCursor } = await backend.listTasks('default', 'queued', { limit: 1 });
+      expect(nextCursor).not.toBeNull();
+      const edited = `${nextCursor!.slice(0, -1)}${nextCursor!.endsWith('A') ? 'B' : 'A'}`;
+      const junk = ['99999999999999999999', 'zzz', '-1', '1.5', '0', '1', '', ' ', 'x'.repeat(500), 'x'.repeat(5000), '.', `${nextCursor}.`, edited, '\ud800'];
+      for (const cursor of junk) {
+        await expectCode(backend.listTasks('default', 'queued', { limit: 1, cursor }), 'TL_INVALID_ARGUMENT');
+      }
+      // A cursor of another listing: another state or another queue.
+      await expectCode(backend.listTasks('default', 'scheduled', { limit: 1, cursor: nextCursor! }), 'TL_INVALID_ARGUMENT');
+      await expectCode(backend.listTasks('other', 'queued', { limit: 1, cursor: nextCursor! }), 'TL_INVALID_ARGUMENT');
+      // Not a string at all (JavaScript callers).
+      for (const cursor of [null, 5, {}]) {
+        await expectCode(backend.listTasks('default', 'queued', { limit: 1, cursor: cursor as unknown as string }), 'TL_INVALID_ARGUMENT');
+      }
+      const error = await backend.listTasks('default', 'queued', { cursor: 'zzz' }).catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(/cursor/);
+      expect((error as Error).message).toMatch(/next_cursor/);
+      // The real cursor still works.
+      expect((await backend.listTasks('default', 'queued', { limit: 1, cursor: nextCursor! })).tasks).toHaveLength(1);
+    });
+
+    it('keeps a cursor valid after the tasks ahead of it finished, ending with an empty page', async () => {
+      const { backend } = store;
+      for (let i = 0; i < 3; i++) await enqueueOne(backend, 't', { i });
+      const first = await backend.listTasks('default', 'queued', { limit: 3 });
+      expect(first.nextCursor).not.toBeNull();
+      await backend.deleteAll('default', 'queued');
+      expect(await backend.listTasks('default', 'queued', { limit: 3, cursor: first.nextCursor! })).toEqual({ tasks: [], nextCursor: null });
+    });
+
+    it('accepts limits from 1 to 1000 and refuses others', async () => {
+      const { backend } = store;
+      await enqueueOne(backend);
+      expect((await backend.listTasks('default', 'queued', { limit: 1 })).tasks).toHaveLength(1);
+      expect((await backend.listTasks('default', 'queued', { limit: 1000 })).tasks).toHaveLength(1);
+      for (const limit of [0, -1, 1001, 1.5, Number.NaN, Infinity, 1e20, '10' as unknown as number]) {
+        await expectCode(backend.listTasks('default', 'queued', { limit }), 'TL_INVALID_ARGUMENT');
+      }
+    });
+
     it('lists nothing for an unknown queue or an empty state', async () => {
       const { backend } = store;
       expect(await backend.listTasks('unknown', 'queued')).toEqual({ tasks: [], nextCursor: null });
@@ -219,6 +262,16 @@ export function inspectionConformance(openStore: OpenStore): void {
         expect(stats.map((s) => [s.processed, s.failed])).toEqual([[0, 0], [2, 1], [0, 0], [4, 2]]);
       } else {
         expect(stats.reduce((sum, s) => sum + s.processed, 0)).toBeGreaterThanOrEqual(4);
+      }
+    });
+
+    it('refuses a number of days or minutes that is not a whole number in range', async () => {
+      const { backend } = store;
+      expect(await backend.dailyStats('default', MAX_STAT_DAYS)).toHaveLength(MAX_STAT_DAYS);
+      expect(await backend.minuteStats('default', MAX_STAT_MINUTES)).toHaveLength(MAX_STAT_MINUTES);
+      for (const n of [0, -1, 1.5, Number.NaN, 1e9]) {
+        await expectCode(backend.dailyStats('default', n), 'TL_INVALID_ARGUMENT');
+        await expectCode(backend.minuteStats('default', n), 'TL_INVALID_ARGUMENT');
       }
     });
 

@@ -16,7 +16,10 @@ import { RedisKeys } from './keys.js';
 import { ScriptRunner, scriptKeyNames, type ScriptCall } from './scripts.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
 import { decodeClaimed, decodeRecord, encodeAttempt, encodeRecordFragment } from './codec.js';
-import { dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, operationError, validateQueueKeep } from '../shared.js';
+import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
+import {
+  countWithin, dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, MAX_STAT_DAYS, MAX_STAT_MINUTES, operationError, validateQueueKeep,
+} from '../shared.js';
 
 export interface RedisBackendOptions {
   /** Key prefix, so that several deployments (or tests) share one Redis. Default `tl`. */
@@ -544,10 +547,10 @@ export class RedisBackend implements SchedulingBackend {
   }
 
   async listTasks(queue: string, state: TaskState, page: { limit?: number; cursor?: string } = {}): Promise<TaskPage> {
-    const limit = Math.max(1, Math.min(page.limit ?? 50, 1000));
-    const offset = page.cursor ? Number.parseInt(page.cursor, 10) || 0 : 0;
-    const keyName = state === 'cancelled' ? 'cancelled' : state;
-    const key = this.keys.queueKey(queue, keyName);
+    const limit = pageLimit(page.limit);
+    // The position is an offset into the state's list or zset.
+    const [offset] = decodeCursor(page.cursor, queue, state, isOffset) ?? [0];
+    const key = this.keys.queueKey(queue, state);
     let ids: string[];
     if (state === 'queued') {
       // Oldest first: the oldest task is at the right end of the list.
@@ -558,7 +561,7 @@ export class RedisBackend implements SchedulingBackend {
       ids = await this.call(() => this.redis.zrange(key, offset, offset + limit - 1));
     }
     const tasks = await this.loadRecords(queue, ids);
-    return { tasks, nextCursor: ids.length < limit ? null : String(offset + ids.length) };
+    return { tasks, nextCursor: ids.length < limit ? null : encodeCursor(queue, state, [offset + ids.length]) };
   }
 
   private async loadRecords(queue: string, ids: string[]): Promise<TaskRecord[]> {
@@ -592,6 +595,7 @@ export class RedisBackend implements SchedulingBackend {
   }
 
   async dailyStats(queue: string, days: number): Promise<DailyStat[]> {
+    countWithin('days', days, MAX_STAT_DAYS);
     const today = Math.floor((await this.now()) / 86_400_000);
     const dayNumbers = Array.from({ length: days }, (_, i) => today - days + 1 + i);
     const fields = dayNumbers.flatMap((d) => [`pd:${d}`, `fd:${d}`]);
@@ -600,6 +604,7 @@ export class RedisBackend implements SchedulingBackend {
   }
 
   async minuteStats(queue: string, minutes: number): Promise<MinuteStat[]> {
+    countWithin('minutes', minutes, MAX_STAT_MINUTES);
     const current = Math.floor((await this.now()) / 60_000);
     const numbers = Array.from({ length: minutes }, (_, i) => current - minutes + 1 + i);
     const fields = numbers.flatMap((m) => [`pm:${m}`, `fm:${m}`]);
@@ -818,6 +823,11 @@ function parseLifecycle(message: string): LifecycleEvent[] {
     }
   }
   return events;
+}
+
+/** A listing offset (Redis takes 64-bit indexes: any safe integer is one). */
+function isOffset(position: unknown[]): position is [number] {
+  return position.length === 1 && Number.isSafeInteger(position[0]) && (position[0] as number) >= 0;
 }
 
 function redactUrl(url: string): string {

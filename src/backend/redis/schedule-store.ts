@@ -8,7 +8,8 @@ import {
   type FireBatch, type FireOutcome, type FireRecord, type FireResult, type LockStore, type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease,
   type SchedulerList, type SchedulerStatus, type ScheduleChanges, type ScheduleStore, type ScheduleUpdate,
 } from '../contract.js';
-import { validateLockKey } from '../shared.js';
+import { MAX_PAGE_LIMIT } from '../page-cursor.js';
+import { countWithin, validateLockKey } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
 import type { RedisKeys } from './keys.js';
 import type { ScriptCall, ScriptRunner } from './scripts.js';
@@ -206,6 +207,7 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
   }
 
   async listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]> {
+    countWithin('limit', limit, MAX_PAGE_LIMIT);
     const call = this.scope.queueScript('fire-history', queue, [limit], [this.scope.keys.fireHistory(queue, scheduleId)]);
     const reply = (await this.scope.call(() => this.scope.scripts.run(this.scope.redis, call.name, call.keys, call.args))) as string[];
     const fires: FireRecord[] = [];

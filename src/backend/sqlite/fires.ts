@@ -7,6 +7,8 @@
 import { TasklineError } from '../../core/errors.js';
 import { isFinished, isTaskState, type TaskState } from '../../core/task.js';
 import type { FireBatch, FireOutcome, FireRecord, FireRequest, FireResult } from '../contract.js';
+import { MAX_PAGE_LIMIT } from '../page-cursor.js';
+import { countWithin } from '../shared.js';
 import type { StatementCache } from './database.js';
 import { enqueueTasks } from './enqueue.js';
 import { operateTask } from './operate.js';
@@ -129,13 +131,14 @@ interface FireRow {
 
 /** A schedule's fire records in a queue, newest first, with the current state of each fire's task. */
 export function listFires(sql: StatementCache, scheduleId: string, queue: string, limit: number): FireRecord[] {
+  countWithin('limit', limit, MAX_PAGE_LIMIT);
   const rows = sql
     .get(
       `SELECT f.fire_id, f.nominal_at, f.outcome, f.task_id, f.enqueued_at, t.state AS task_state
        FROM schedule_fires f LEFT JOIN tasks t ON t.id = f.task_id
        WHERE f.queue = ? AND f.schedule_id = ? ORDER BY f.nominal_at DESC, f.fire_id DESC LIMIT ?`,
     )
-    .all(queue, scheduleId, Math.max(0, limit)) as FireRow[];
+    .all(queue, scheduleId, limit) as FireRow[];
   return rows.map((row) => ({
     fireId: row.fire_id,
     nominalAt: row.nominal_at,

@@ -1,7 +1,8 @@
 /** Inspecting: queues, tasks and counters, read in one (deferred, read-only) transaction each. */
 import type { TaskRecord, TaskState } from '../../core/task.js';
 import type { DailyStat, MinuteStat, QueueInfo, TaskPage } from '../contract.js';
-import { dayString, emptyCounts } from '../shared.js';
+import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
+import { countWithin, dayString, emptyCounts, MAX_STAT_DAYS, MAX_STAT_MINUTES } from '../shared.js';
 import type { StatementCache } from './database.js';
 import { decodeRecord, TASK_COLUMNS, TASK_FROM, type TaskRow } from './rows.js';
 
@@ -45,35 +46,27 @@ function newestFirst(state: TaskState): boolean {
 /**
  * One page of a queue's tasks in one state: queued oldest first (claim order), scheduled and
  * retrying by due time, running by lease expiry, finished newest first. The cursor is the
- * position after the last task returned, so pages do not shift when tasks ahead of it move.
+ * position after the last task returned (its sort key and id), so pages do not shift when tasks
+ * ahead of it move.
  */
 export function listTasks(sql: StatementCache, queue: string, state: TaskState, page: { limit?: number; cursor?: string }): TaskPage {
-  const limit = Math.max(1, Math.min(page.limit ?? 50, 1000));
-  const after = page.cursor ? decodeCursor(page.cursor) : null;
+  const limit = pageLimit(page.limit);
+  const after = decodeCursor(page.cursor, queue, state, isPosition);
   const desc = newestFirst(state);
   const order = desc ? 'ORDER BY t.sort_key DESC, t.id DESC' : 'ORDER BY t.sort_key, t.id';
   const where = "WHERE t.queue = ? AND t.state = ?";
   const rows = (
     after === null
       ? sql.get(`${TASK_COLUMNS} ${TASK_FROM} ${where} ${order} LIMIT ?`).all(queue, state, limit)
-      : sql.get(`${TASK_COLUMNS} ${TASK_FROM} ${where} AND (t.sort_key, t.id) ${desc ? '<' : '>'} (?, ?) ${order} LIMIT ?`).all(queue, state, after.sortKey, after.id, limit)
+      : sql.get(`${TASK_COLUMNS} ${TASK_FROM} ${where} AND (t.sort_key, t.id) ${desc ? '<' : '>'} (?, ?) ${order} LIMIT ?`).all(queue, state, after[0], after[1], limit)
   ) as TaskRow[];
   const last = rows[rows.length - 1];
-  return { tasks: rows.map(decodeRecord), nextCursor: rows.length < limit || !last ? null : encodeCursor(last.sort_key, last.id) };
+  return { tasks: rows.map(decodeRecord), nextCursor: rows.length < limit || !last ? null : encodeCursor(queue, state, [last.sort_key, last.id]) };
 }
 
-function encodeCursor(sortKey: number, id: string): string {
-  return Buffer.from(JSON.stringify([sortKey, id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { sortKey: number; id: string } | null {
-  try {
-    const [sortKey, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof sortKey === 'number' && typeof id === 'string') return { sortKey, id };
-  } catch {
-    // not one of ours: start from the beginning
-  }
-  return null;
+/** A listing position: the sort key and id of the last task of the page before. */
+function isPosition(position: unknown[]): position is [number, string] {
+  return position.length === 2 && typeof position[0] === 'number' && Number.isFinite(position[0]) && typeof position[1] === 'string';
 }
 
 export function getTask(sql: StatementCache, id: string): TaskRecord | null {
@@ -89,6 +82,7 @@ function counters(sql: StatementCache, queue: string, period: 'day' | 'minute', 
 }
 
 export function dailyStats(sql: StatementCache, queue: string, days: number, now: number): DailyStat[] {
+  countWithin('days', days, MAX_STAT_DAYS);
   const today = Math.floor(now / 86_400_000);
   const numbers = Array.from({ length: days }, (_, i) => today - days + 1 + i);
   const found = counters(sql, queue, 'day', today - days + 1, today);
@@ -96,6 +90,7 @@ export function dailyStats(sql: StatementCache, queue: string, days: number, now
 }
 
 export function minuteStats(sql: StatementCache, queue: string, minutes: number, now: number): MinuteStat[] {
+  countWithin('minutes', minutes, MAX_STAT_MINUTES);
   const current = Math.floor(now / 60_000);
   const numbers = Array.from({ length: minutes }, (_, i) => current - minutes + 1 + i);
   const found = counters(sql, queue, 'minute', current - minutes + 1, current);

@@ -2,10 +2,13 @@
 import { hostname } from 'node:os';
 import { Option, type Command } from 'commander';
 import { parseQueues } from '../../worker/queue-picker.js';
-import { positiveInt, duration } from '../args.js';
+import { duration, positiveInt, wholeNumber } from '../args.js';
 import { loadHandlersModule } from '../handlers-module.js';
 import { withContext } from '../run.js';
 import { listenForShutdown } from '../signals.js';
+
+/** Addresses that mean "every interface". */
+const ANY_ADDRESS = new Set(['0.0.0.0', '::']);
 
 interface WorkerCommandOptions {
   handlers: string;
@@ -26,7 +29,7 @@ export function registerWorkerCommand(program: Command): void {
     .option('--queues <list>', 'queues with weights, e.g. critical=6,default=3,low=1 (default: the default queue)')
     .option('--strict', 'strict priority: always drain the highest-weight queue first')
     .addOption(new Option('--shutdown-timeout <duration>', 'how long a graceful stop waits for running tasks (default 30s)').argParser(duration()))
-    .addOption(new Option('--metrics-port <n>', 'Prometheus /metrics port, 0 for none (env METRICS_PORT; default 9090)').argParser(Number))
+    .addOption(new Option('--metrics-port <n>', 'port of Prometheus /metrics on every interface (0.0.0.0), 0 for none (env METRICS_PORT; default 9090)').argParser(wholeNumber(65_535)))
     .addOption(new Option('--log <format>', 'task lines as text or JSON (pino)').choices(['text', 'json']).default('text'))
     .action(async (options: WorkerCommandOptions, command: Command) =>
       withContext(command, async (ctx) => {
@@ -59,12 +62,15 @@ export function registerWorkerCommand(program: Command): void {
           : null;
         // Listening before "ready" is printed: a signal right after it stops gracefully.
         const shutdown = listenForShutdown();
-        const description = { id: worker.id, host: hostname(), pid: process.pid, backend: ctx.backendLabel, queues: worker.queues, concurrency: options.concurrency ?? 10, strict: options.strict === true };
+        const description = {
+          id: worker.id, host: hostname(), pid: process.pid, backend: ctx.backendLabel, queues: worker.queues, concurrency: options.concurrency ?? 10, strict: options.strict === true,
+          metrics: metrics ? { host: metrics.host, port: metrics.port, url: metrics.url } : null,
+        };
         if (ctx.out.json) ctx.out.event({ event: 'started', ...description, at: Date.now() });
         else {
           ctx.out.line(`taskline worker ${worker.id} on ${ctx.backendLabel}`);
           ctx.out.line(`  queues ${queues}${options.strict ? ' (strict priority)' : ''} · concurrency ${description.concurrency} · handlers from ${options.handlers}`);
-          if (metrics) ctx.out.line(`  metrics http://127.0.0.1:${metrics.port}/metrics`);
+          if (metrics) ctx.out.line(`  metrics ${metrics.url}${ANY_ADDRESS.has(metrics.host) ? ' (every interface)' : ''}`);
           ctx.out.line('  ready — SIGTERM/SIGINT stops gracefully');
         }
         try {
