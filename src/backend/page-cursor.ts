@@ -9,7 +9,8 @@
  */
 import { createHash } from 'node:crypto';
 import { TasklineError } from '../core/errors.js';
-import { clip, countWithin } from './shared.js';
+import { quote } from '../core/validate.js';
+import { countWithin } from './shared.js';
 
 /** Tasks per page when no limit is given. */
 export const DEFAULT_PAGE_LIMIT = 50;
@@ -58,7 +59,7 @@ export function decodeCursor<T extends CursorPosition>(
   }
   throw new TasklineError(
     'TL_INVALID_ARGUMENT',
-    `invalid cursor ${clip(cursor)}: cursor must be a value returned as next_cursor (nextCursor) by a previous page of the tasks of queue ` +
+    `invalid cursor ${quote(cursor)}: cursor must be a value returned as next_cursor (nextCursor) by a previous page of the tasks of queue ` +
       `${JSON.stringify(queue)} in state ${state}; leave it out for the first page`,
   );
 }

@@ -1,5 +1,6 @@
 /** Small pieces every backend shares. */
 import { TasklineError } from '../core/errors.js';
+import { wholeNumber } from '../core/validate.js';
 import { TASK_STATES, type AttemptRecord, type TaskState } from '../core/task.js';
 import { KEPT_STATES, MAX_KEEP, type KeptState, type QueueKeep } from './contract.js';
 
@@ -42,21 +43,7 @@ export const MAX_STAT_MINUTES = 1440;
 
 /** A count argument of a read (a page size, a number of days …): a whole number 1 … max, else TL_INVALID_ARGUMENT. */
 export function countWithin(name: string, value: unknown, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new TasklineError('TL_INVALID_ARGUMENT', `${name} must be a whole number from 1 to ${max}, got ${clip(value)}`);
-  }
-  return value;
-}
-
-/** A value for an error message: as JSON, at most ~40 characters of it. */
-export function clip(value: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = typeof value === 'bigint' ? `${value}n` : 'a value that cannot be printed';
-  }
-  return text.length > 40 ? `${text.slice(0, 40)}… (${typeof value === 'string' ? value.length : text.length} characters)` : text;
+  return wholeNumber('TL_INVALID_ARGUMENT', name, value, 1, max);
 }
 
 /** A UTC day number (days since the epoch) as YYYY-MM-DD. */
