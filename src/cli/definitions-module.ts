@@ -5,8 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { isTaskDefinition, type TaskDefinition } from '../client/define-task.js';
+import { importUserModule } from '../config/user-module.js';
 import { CommandFailed, UsageError } from './errors.js';
 
 export async function loadDefinitions(spec: string, cwd = process.cwd()): Promise<Map<string, TaskDefinition<any, any>>> {
@@ -14,9 +14,9 @@ export async function loadDefinitions(spec: string, cwd = process.cwd()): Promis
   if (!existsSync(path)) throw new UsageError(`--definitions ${spec}: no such file (${path}); give a JavaScript module that exports defineTask(…) definitions`);
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+    module = await importUserModule(path);
   } catch (error) {
-    throw new CommandFailed(`--definitions ${spec} failed to load: ${(error as Error).message}`);
+    throw new CommandFailed(`--definitions ${spec} failed to load: ${(error as Error).message}`, { cause: error });
   }
   const found = new Map<string, TaskDefinition<any, any>>();
   const collect = (value: unknown, depth: number) => {

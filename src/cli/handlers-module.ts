@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { importUserModule } from '../config/user-module.js';
 import type { Worker } from '../worker/worker.js';
 import type { Handler } from '../worker/handlers.js';
 import { CommandFailed, UsageError } from './errors.js';
@@ -18,9 +18,9 @@ export async function loadHandlersModule(spec: string, cwd = process.cwd()): Pro
   if (!existsSync(path)) throw new UsageError(`--handlers ${spec}: no such file (${path}); give ${ACCEPTED}`);
   let module: { default?: unknown };
   try {
-    module = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    module = await importUserModule(path);
   } catch (error) {
-    throw new CommandFailed(`--handlers ${spec} failed to load: ${(error as Error).message}`);
+    throw new CommandFailed(`--handlers ${spec} failed to load: ${(error as Error).message}`, { cause: error });
   }
   const exported = module.default;
   if (typeof exported === 'function') {

@@ -5,8 +5,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { TasklineError } from '../core/errors.js';
+import { importUserModule } from './user-module.js';
 
 export const CONFIG_FILE_NAMES = ['taskline.config.json', 'taskline.config.mjs', 'taskline.config.yaml', 'taskline.config.yml'] as const;
 
@@ -41,10 +41,9 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
   let content: unknown;
   if (path.endsWith('.mjs') || path.endsWith('.js')) {
     try {
-      const module = (await import(pathToFileURL(path).href)) as { default?: unknown };
-      content = module.default;
+      content = (await importUserModule(path)).default;
     } catch (error) {
-      throw fileError(`${name} failed to load: ${(error as Error).message.split('\n')[0]}`, error);
+      throw fileError(`${name} failed to load: ${(error as Error).message}`, error);
     }
   } else {
     const text = readText(path);

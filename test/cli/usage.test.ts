@@ -146,6 +146,51 @@ describe('store and configuration failures exit 1 with one line', () => {
   });
 });
 
+describe('a module that fails to load: one line with its file, line and column (exit 1)', () => {
+  let modules: string;
+  beforeAll(() => {
+    modules = mkdtempSync(join(dir, 'modules-'));
+    const files: Record<string, string> = {
+      'syntax.mjs': 'export default {\n  a: async () => {\n    return 1 +;\n  },\n};\n',
+      'imports-broken.mjs': "import { writeFileSync } from 'node:fs';\nimport './syntax.mjs';\nwriteFileSync(new URL('./ran', import.meta.url), 'ran');\nexport default {};\n",
+      'unfinished.mjs': 'export default { a: () => 1 ',
+      'throws.mjs': "export default { a: () => 1 };\nthrow new Error('no config');\n",
+      'syntax.cjs': 'module.exports = {\n  a: () => 1 +,\n};\n',
+      'defs.mjs': "import { z } from 'zod';\nexport const a = { type: 'a', schema: z.object({}) ;\n",
+    };
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(modules, name), text);
+  });
+
+  const at = (name: string, place: string) => `${join(modules, name)}:${place}`;
+  const cases: [string, string[], () => string][] = [
+    ['a syntax error', ['worker', '--handlers', 'syntax.mjs'], () => `--handlers syntax.mjs failed to load: ${at('syntax.mjs', '3:15')}: SyntaxError: Unexpected token ';'`],
+    ['a syntax error in a module it imports', ['worker', '--handlers', 'imports-broken.mjs'], () => `--handlers imports-broken.mjs failed to load: ${at('syntax.mjs', '3:15')}: SyntaxError: Unexpected token ';'`],
+    ['an unfinished module', ['worker', '--handlers', 'unfinished.mjs'], () => `--handlers unfinished.mjs failed to load: ${at('unfinished.mjs', '1:29')}: SyntaxError: Unexpected end of input`],
+    ['an error thrown while it runs', ['worker', '--handlers', 'throws.mjs'], () => `--handlers throws.mjs failed to load: ${at('throws.mjs', '2:7')}: Error: no config`],
+    ['a CommonJS syntax error', ['worker', '--handlers', 'syntax.cjs'], () => `--handlers syntax.cjs failed to load: ${at('syntax.cjs', '2:15')}: SyntaxError: Unexpected token ','`],
+    ['--definitions', ['enqueue', 'a', '--definitions', 'defs.mjs'], () => `--definitions defs.mjs failed to load: ${at('defs.mjs', '2:52')}: SyntaxError: Unexpected token ';'`],
+  ];
+  it.concurrent.each(cases)('%s', async (_name, args, expected) => {
+    const result = await runCli(args, { cwd: modules });
+    expect(result.code, result.stderr).toBe(1);
+    expect(oneLine(result.stderr)).toBe(`taskline: ${expected()}`);
+    expect(result.stdout).toBe('');
+  });
+
+  it('finding the place runs none of the module\'s code', async () => {
+    await runCli(['worker', '--handlers', 'imports-broken.mjs'], { cwd: modules });
+    expect(existsSync(join(modules, 'ran'))).toBe(false);
+  });
+
+  it('a taskline.config.mjs', async () => {
+    const cwd = mkdtempSync(join(dir, 'mjs-config-'));
+    writeFileSync(join(cwd, 'taskline.config.mjs'), "export default {\n\tbackend: 'sqlite:./x.db',,\n};\n");
+    const result = await runCli(['queue', 'ls'], { cwd });
+    expect(result.code).toBe(1);
+    expect(oneLine(result.stderr)).toBe(`taskline: taskline.config.mjs failed to load: ${join(cwd, 'taskline.config.mjs')}:2:27: SyntaxError: Unexpected token ',' (TL_INVALID_CONFIG)`);
+  });
+});
+
 describe.each(BACKEND_KINDS)('settings reach the commands on %s', (kind) => {
   let store: CliStore;
   beforeAll(async () => {
