@@ -280,7 +280,9 @@ export class Processor implements Component, ContextHost {
       else this.slotsFreed();
       this.cancelReport(execution);
       if (!outcome.ack) {
-        this.finish(execution, outcome, false);
+        // No ack: the lease was lost (a renewal found it taken over) — as stale as an ack the
+        // store refuses, and reported the same way.
+        this.finish(execution, outcome, leaseLost(execution));
         return;
       }
       execution.outcome = outcome;
@@ -357,4 +359,9 @@ export class Processor implements Component, ContextHost {
   abortAll(reason: 'shutdown', message: string): void {
     for (const execution of this.active.values()) execution.abort(reason, message);
   }
+}
+
+/** The attempt was ended by the loss of its lease (also after a cancel the handler ignored). */
+function leaseLost(execution: Execution): boolean {
+  return execution.abortReason === 'lease-lost' || execution.endedBy === 'lease-lost';
 }
