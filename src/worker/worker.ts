@@ -11,7 +11,6 @@ import { sleep, type Component } from './component.js';
 import type { Execution, TaskContext, TaskMeta } from './context.js';
 import { HandlerRegistry, type Handler } from './handlers.js';
 import { Heartbeat } from './heartbeat.js';
-import { Peers } from './task-types.js';
 import { createLeaseKeeper } from './lease-keeper.js';
 import { createJanitor, createMaintenance } from './maintenance.js';
 import { Processor } from './processor.js';
@@ -105,7 +104,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly timeouts = new TimeoutWatch(() => this.processor.active.values());
   private readonly processor: Processor;
   private readonly components: Component[];
-  private readonly heartbeat: Heartbeat;
   private phase: Phase = 'idle';
   private stopping: Promise<void> | null = null;
 
@@ -134,9 +132,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       picker: this.picker,
       acker: this.acker,
       timeouts: this.timeouts,
-      policy: {
-        registry: this.registry, middleware: this.middleware, backoff: options.backoff, isFailure: options.isFailure, workerId: this.id, peers: new Peers(backend, this.id),
-      },
+      policy: { registry: this.registry, middleware: this.middleware, backoff: options.backoff, isFailure: options.isFailure, workerId: this.id },
       onAttemptDone: (execution, outcome, stale) => this.reportAttempt(execution, outcome, stale),
       onError,
       lanes: backend.remote ? 2 : 1,
@@ -153,14 +149,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
         () => this.processor.poke(),
       ),
       createJanitor(backend, queues, positive('janitorInterval', options.janitorInterval, 60_000), onError),
-      (this.heartbeat = new Heartbeat(
+      new Heartbeat(
         backend,
         { id: this.id, queues, concurrency: this.concurrency, startedAt: Date.now() },
-        this.registry,
         this.processor,
         positive('heartbeatInterval', options.heartbeatInterval, 15_000),
         onError,
-      )),
+      ),
     ];
   }
 
@@ -190,9 +185,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   async start(): Promise<void> {
     if (this.phase !== 'idle') throw new TasklineError('TL_INVALID_STATE', `worker ${this.id} cannot start: it is ${this.phase}`);
     this.phase = 'running';
-    // The types and this worker's entry are in the store before the first claim, so other
-    // workers hand back tasks only this one handles from the start.
-    await this.heartbeat.announce();
     for (const component of this.components) component.start();
     this.processor.start();
   }
@@ -245,7 +237,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
     const ack = outcome.ack;
-    if (!ack || outcome.handedBack) return;
+    if (!ack) return;
     if (ack.kind === 'complete') this.emit('completed', meta, outcome.result);
     else {
       const next = ack.kind === 'retry' ? 'retrying' : ack.kind === 'requeue' ? 'queued' : ack.kind;
