@@ -3,6 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '../../src/client/client.js';
+import { Worker } from '../../src/worker/worker.js';
 import { freePort } from '../scheduler/servers.js';
 import { BACKEND_KINDS, CliProcess, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';
 
@@ -139,6 +141,51 @@ export const resize = defineTask('img:resize', {
     const missing = await cli('task', 'get', 'nope');
     expect(missing.code).toBe(1);
     expect(oneLine(missing.stderr)).toBe('taskline: no task with id "nope" (TL_TASK_NOT_FOUND)');
+  });
+
+  it('task ls without --state: a page of every state in lifecycle order, each in the order its help states', async () => {
+    const backend = await store.open();
+    const worker = new Worker(backend, { concurrency: 1, heartbeatInterval: 60_000 });
+    worker.handle('done', async () => 'ok');
+    await worker.start();
+    const client = new Client(backend);
+    try {
+      for (const id of ['c-1', 'c-2']) {
+        await client.enqueue('done', {}, { id });
+        await client.waitFor(id, { timeout: 10_000 });
+      }
+    } finally {
+      await worker.stop();
+      await client.close();
+    }
+    for (const id of ['q-1', 'q-2', 'q-3']) await cli('enqueue', 'wait', '--id', id);
+    await cli('enqueue', 'later', '--id', 's-late', '--delay', '10m');
+    await cli('enqueue', 'later', '--id', 's-soon', '--delay', '5m');
+    await cli('enqueue', 'gone', '--id', 'd-1');
+    await cli('task', 'archive', 'd-1');
+
+    const json = parseJson(await cli('--json', 'task', 'ls'));
+    expect(json.queue).toBe('default');
+    expect(json.states.map((s: { state: string }) => s.state)).toEqual(['scheduled', 'queued', 'running', 'retrying', 'completed', 'dead', 'cancelled']);
+    const ids = Object.fromEntries(json.states.map((s: { state: string; tasks: { id: string }[] }) => [s.state, s.tasks.map((t) => t.id)]));
+    expect(ids).toEqual({ scheduled: ['s-soon', 's-late'], queued: ['q-1', 'q-2', 'q-3'], running: [], retrying: [], completed: ['c-2', 'c-1'], dead: ['d-1'], cancelled: [] });
+    expect(json.states.every((s: { nextCursor: unknown }) => s.nextCursor === null)).toBe(true);
+
+    const table = await cli('task', 'ls', '--limit', '2');
+    expect(table.code, table.stderr).toBe(0);
+    const lines = table.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+TYPE\s+STATE\s/);
+    expect(lines.slice(1, 8).map((l) => l.split(/\s+/).slice(0, 3).join(' '))).toEqual([
+      's-soon later scheduled', 's-late later scheduled', 'q-1 wait queued', 'q-2 wait queued', 'c-2 done completed', 'c-1 done completed', 'd-1 gone dead',
+    ]);
+    expect(lines.slice(8)).toEqual([expect.stringMatching(/^more queued: taskline task ls --queue default --state queued --limit 2 --cursor \S+$/)]);
+    const more = lines[8].split(': ')[1].split(' ').slice(1);
+    expect(parseJson(await cli('--json', ...more)).tasks.map((t: { id: string }) => t.id)).toEqual(['q-3']);
+
+    const refused = await cli('task', 'ls', '--cursor', 'abc');
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused.stderr)).toBe('taskline: task ls: --cursor continues the list of one state; give the --state it came with (see taskline task ls --help)');
+    expect((await cli('task', 'ls', '--queue', 'empty')).stdout).toBe('no tasks in queue empty\n');
   });
 
   it('task archive, run, cancel, delete — one task and --all', async () => {

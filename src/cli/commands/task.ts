@@ -1,9 +1,9 @@
 /** `taskline task get|ls|run|archive|delete|cancel` */
 import { Option, type Command } from 'commander';
-import type { Backend, BulkState } from '../../backend/contract.js';
+import type { Backend, BulkState, TaskPage } from '../../backend/contract.js';
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName, validateTaskId } from '../../core/options.js';
-import type { TaskRecord, TaskState } from '../../core/task.js';
+import { TASK_STATES, type TaskRecord, type TaskState } from '../../core/task.js';
 import { positiveInt, taskState } from '../args.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -11,9 +11,12 @@ import { taskJson, taskSummaryJson } from '../json.js';
 import { clip, formatDuration, formatTime } from '../output.js';
 import { withContext } from '../run.js';
 
+/** The order of each state's list, as the backends keep it (backend/contract.ts listTasks). */
+const LIST_ORDER = 'Within a state: queued oldest first (the order workers claim them), scheduled and retrying soonest due first, running by lease expiry, completed, dead and cancelled newest first.';
+
 interface ListOptions {
   queue?: string;
-  state: TaskState;
+  state?: TaskState;
   limit: number;
   cursor?: string;
 }
@@ -58,28 +61,39 @@ export function registerTaskCommands(program: Command): void {
 
   task
     .command('ls')
-    .description('list the tasks of a queue in one state, oldest first, a page at a time')
-    .requiredOption('--state <state>', 'scheduled, queued, running, retrying, completed, dead or cancelled', taskState)
+    .summary('list the tasks of a queue: every state, or one with --state')
+    .description(`list the tasks of a queue, a page of each state in the order ${TASK_STATES.join(', ')}; --state lists one state. ${LIST_ORDER}`)
+    .addOption(new Option('--state <state>', `only this state: ${TASK_STATES.join(', ')} (default: every state, in that order)`).argParser(taskState))
     .option('--queue <name>', 'queue (default: DEFAULT_QUEUE, else "default")')
-    .addOption(new Option('--limit <n>', 'tasks per page').default(20).argParser(positiveInt(1000)))
-    .option('--cursor <cursor>', 'continue after a previous page (its nextCursor)')
-    .action(async (options: ListOptions, command: Command) =>
-      withContext(command, async (ctx) => {
+    .addOption(new Option('--limit <n>', 'tasks per page (of each state)').default(20).argParser(positiveInt(1000)))
+    .option('--cursor <cursor>', 'with --state: continue after a previous page (its nextCursor)')
+    .action(async (options: ListOptions, command: Command) => {
+      if (options.cursor !== undefined && options.state === undefined) {
+        throw new UsageError('task ls: --cursor continues the list of one state; give the --state it came with');
+      }
+      await withContext(command, async (ctx) => {
         const queue = validateQueueName(options.queue ?? ctx.settings.defaultQueue);
-        const page = await (await ctx.backend()).listTasks(queue, options.state, { limit: options.limit, cursor: options.cursor });
-        ctx.out.data({ queue, state: options.state, tasks: page.tasks.map(taskSummaryJson), nextCursor: page.nextCursor });
+        const backend = await ctx.backend();
+        const states = options.state === undefined ? TASK_STATES : [options.state];
+        const pages = [];
+        for (const state of states) pages.push({ state, ...(await listPage(backend, queue, state, options.limit, options.cursor)) });
+        if (options.state === undefined) ctx.out.data({ queue, states: pages.map((p) => ({ state: p.state, tasks: p.tasks.map(taskSummaryJson), nextCursor: p.nextCursor })) });
+        else ctx.out.data({ queue, state: options.state, tasks: pages[0].tasks.map(taskSummaryJson), nextCursor: pages[0].nextCursor });
         if (ctx.out.json) return;
-        if (page.tasks.length === 0) {
-          ctx.out.line(`no ${options.state} tasks in queue ${queue}`);
+        const tasks = pages.flatMap((p) => p.tasks);
+        if (tasks.length === 0) {
+          ctx.out.line(`no ${options.state === undefined ? '' : `${options.state} `}tasks in queue ${queue}`);
           return;
         }
         ctx.out.table(
           ['ID', 'TYPE', 'STATE', 'ATTEMPT', 'CREATED', 'NEXT RUN', 'ERROR'],
-          page.tasks.map((t) => [t.id, t.type, t.state, `${t.attempt}/${t.maxRetries + 1}`, formatTime(t.createdAt), formatTime(t.nextRunAt), clip(t.lastError, 50)]),
+          tasks.map((t) => [t.id, t.type, t.state, `${t.attempt}/${t.maxRetries + 1}`, formatTime(t.createdAt), formatTime(t.nextRunAt), clip(t.lastError, 50)]),
         );
-        if (page.nextCursor !== null) ctx.out.line(`more: taskline task ls --queue ${queue} --state ${options.state} --cursor ${page.nextCursor}`);
-      }),
-    );
+        for (const page of pages) {
+          if (page.nextCursor !== null) ctx.out.line(`more ${page.state}: taskline task ls --queue ${queue} --state ${page.state} --limit ${options.limit} --cursor ${page.nextCursor}`);
+        }
+      });
+    });
 
   for (const [name, spec] of Object.entries(OPERATIONS) as [Operation, (typeof OPERATIONS)[Operation]][]) {
     task
@@ -120,6 +134,14 @@ export function registerTaskCommands(program: Command): void {
         ctx.out.line(outcome === 'cancelled' ? `cancelled ${id}` : `cancel requested for running task ${id}; its handler's signal is aborted`);
       });
     });
+}
+
+/** One page; a full page's cursor is kept only when a task follows it, so "more" means more. */
+async function listPage(backend: Backend, queue: string, state: TaskState, limit: number, cursor: string | undefined): Promise<TaskPage> {
+  const page = await backend.listTasks(queue, state, { limit, cursor });
+  if (page.nextCursor === null) return page;
+  const after = await backend.listTasks(queue, state, { limit: 1, cursor: page.nextCursor });
+  return after.tasks.length === 0 ? { tasks: page.tasks, nextCursor: null } : page;
 }
 
 function checkTarget(name: Operation, id: string | undefined, options: BulkOptions, states: BulkState[]): void {
