@@ -29,6 +29,10 @@ export const ERROR_CODES = {
   TL_UNAUTHORIZED: 'the HTTP request has no valid bearer token',
   TL_FORBIDDEN: 'the bearer token does not allow this operation',
   TL_NOT_FOUND: 'no such HTTP route',
+  TL_METHOD_NOT_ALLOWED: 'the HTTP route does not take this method',
+  TL_REQUEST_TIMEOUT: 'the HTTP request did not arrive in time',
+  TL_URI_TOO_LONG: 'the HTTP request URL, or a segment of its path, is too long',
+  TL_HEADERS_TOO_LARGE: 'the HTTP request headers are larger than the server accepts',
   TL_NOT_SUPPORTED: 'the store does not support this operation',
 } as const;
 

@@ -11,12 +11,12 @@ import { DEFAULT_MAX_PAYLOAD_BYTES } from '../core/options.js';
 import { ScheduleService } from '../scheduler/service.js';
 import { Auth, type AuthOptions } from './auth.js';
 import type { ServerContext } from './context.js';
-import { errorHandler, notFoundHandler } from './errors.js';
+import { createClientErrorHandler, createErrorHandler, createNotFoundHandler, type HttpErrorContext } from './errors.js';
 import { EventHub } from './events.js';
 import { healthRoutes } from './health.js';
 import { createRegistry, instrumentTaskCenter, type TaskCenterMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
-import { registerRoutes, type AnyRoute } from './route.js';
+import { registerRoutes, RouteTable, type AnyRoute } from './route.js';
 import { eventRoutes } from './routes/events.js';
 import { queueRoutes } from './routes/queues.js';
 import { schedulerRoutes } from './routes/schedulers.js';
@@ -52,18 +52,35 @@ function hasSchedules(backend: Backend): backend is SchedulingBackend {
   return typeof b.createSchedule === 'function' && typeof b.listFires === 'function' && typeof b.fire === 'function';
 }
 
+/** The longest path parameter (ids and types travel in the path); longer is a 414. */
+const MAX_PARAM_LENGTH = 500;
+
 /** Builds the API; the store subscription starts with `app.ready()` and ends with `app.close()`. */
 export async function buildServer(options: ServerOptions): Promise<TaskCenterServer> {
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   const logger = options.logger ?? false;
   const isInstance = typeof logger === 'object' && typeof (logger as { child?: unknown }).child === 'function';
+  const errorContext: HttpErrorContext = {
+    bodyLimit: options.bodyLimit ?? maxPayloadBytes + 64 * 1024,
+    maxParamLength: MAX_PARAM_LENGTH,
+  };
+  const errorHandler = createErrorHandler(errorContext);
+  // Every path and its methods, for 405 answers (and Allow) to requests no route takes.
+  const routeTable = new RouteTable();
   const app = Fastify({
     ...(isInstance ? { loggerInstance: logger as FastifyBaseLogger } : { logger }),
-    bodyLimit: options.bodyLimit ?? maxPayloadBytes + 64 * 1024,
-    // Ids and types travel in the path; keep their characters as sent.
-    routerOptions: { maxParamLength: 500 },
+    bodyLimit: errorContext.bodyLimit,
+    // Keep the characters of ids and types as sent.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // HEAD answers on every GET route, with the headers a GET would get.
+    exposeHeadRoutes: true,
+    // A bad %-escape in the URL or a path parameter too long: Fastify's errors, in our shape.
+    frameworkErrors: errorHandler,
+    // What Node's HTTP parser refuses (headers too large, an unknown method) never reaches Fastify.
+    clientErrorHandler: createClientErrorHandler(routeTable),
     logController: new LogController({ disableRequestLogging: options.logger === undefined || options.logger === false }),
   });
+  app.addHook('onRoute', (route) => routeTable.add(route.method, route.url));
   const auth = new Auth(options);
   const hub = new EventHub(options.backend);
   const registry = options.registry ?? createRegistry();
@@ -77,7 +94,9 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   };
 
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
+  app.setNotFoundHandler(createNotFoundHandler(routeTable));
+  // JSON only: without Fastify's text/plain parser, any other body is refused with the type to send.
+  app.removeAllContentTypeParsers();
   // A POST without a body (run, pause …) may still say application/json.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');

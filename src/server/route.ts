@@ -65,3 +65,45 @@ export function registerRoutes(app: FastifyInstance, auth: Auth, routes: AnyRout
     });
   }
 }
+
+/**
+ * The methods each registered path answers (fed by Fastify's onRoute hook), so that a request
+ * no route takes can be told apart: a known path with another method is a 405 with `Allow`,
+ * an unknown path a 404.
+ */
+export class RouteTable {
+  private readonly paths: { segments: string[]; methods: Set<string> }[] = [];
+
+  add(methods: string | string[], url: string): void {
+    const segments = url.split('/');
+    let entry = this.paths.find((p) => p.segments.join('/') === segments.join('/'));
+    if (!entry) {
+      entry = { segments, methods: new Set() };
+      this.paths.push(entry);
+    }
+    for (const method of Array.isArray(methods) ? methods : [methods]) {
+      entry.methods.add(method);
+      if (method === 'GET') entry.methods.add('HEAD');
+    }
+  }
+
+  /** The methods some route takes on this path (as sent, without the query), sorted; [] when none. */
+  methodsFor(path: string): string[] {
+    const segments = path.split('?')[0].split('/');
+    const methods = new Set<string>();
+    for (const entry of this.paths) {
+      if (matches(entry.segments, segments)) for (const method of entry.methods) methods.add(method);
+    }
+    return [...methods].sort();
+  }
+}
+
+/** find-my-way's matching for the patterns the routes use: static segments, `:param`, a trailing `*`. */
+function matches(pattern: string[], segments: string[]): boolean {
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] === '*') return true;
+    if (i >= segments.length) return false;
+    if (!pattern[i].startsWith(':') && pattern[i] !== segments[i]) return false;
+  }
+  return pattern.length === segments.length;
+}
