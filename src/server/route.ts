@@ -4,9 +4,10 @@
  * route in the OpenAPI document (openapi.ts), so the two cannot drift apart.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z, type ZodTypeAny } from 'zod';
+import { z, ZodOptional, ZodUnion, type ZodTypeAny } from 'zod';
 import { TasklineError } from '../core/errors.js';
 import type { Access, Auth } from './auth.js';
+import { chooseBranch, describeInvalidInput } from './invalid-input.js';
 
 export interface RouteResponse {
   description: string;
@@ -36,15 +37,22 @@ export function defineRoute<P extends ZodTypeAny, Q extends ZodTypeAny, B extend
   return spec as unknown as AnyRoute;
 }
 
-/** Parses a value with a schema; a mismatch is TL_INVALID_REQUEST naming each wrong field. */
-export function parseInput<T extends ZodTypeAny>(schema: T, value: unknown, where: 'body' | 'query' | 'path'): z.infer<T> {
-  const result = schema.safeParse(value);
+/**
+ * Parses a value with a schema; a mismatch is TL_INVALID_REQUEST naming each wrong field and
+ * what it accepts (invalid-input.ts). A union of objects (a task or `{tasks:[…]}`) is parsed as
+ * the branch the value meant, so the errors are that branch's and not zod's "Invalid input".
+ * `where` names the input in messages: `body`, `query`, `path`, or a field such as `path.state`.
+ */
+export function parseInput<T extends ZodTypeAny>(schema: T, value: unknown, where: string): z.infer<T> {
+  let meant: ZodTypeAny = schema;
+  const outer = schema instanceof ZodOptional && value !== undefined ? (schema.unwrap() as ZodTypeAny) : schema;
+  if (outer instanceof ZodUnion) {
+    const branch = chooseBranch(outer, value);
+    if (branch !== null) meant = outer.options[branch] as ZodTypeAny;
+  }
+  const result = meant.safeParse(value);
   if (result.success) return result.data as z.infer<T>;
-  const problems = result.error.issues.slice(0, 5).map((issue) => {
-    const path = issue.path.length > 0 ? `${where}.${issue.path.join('.')}` : where;
-    return `${path}: ${issue.message}`;
-  });
-  throw new TasklineError('TL_INVALID_REQUEST', `invalid request ${problems.join('; ')}`, { details: result.error.issues });
+  throw new TasklineError('TL_INVALID_REQUEST', describeInvalidInput(result.error, meant, value, where), { details: result.error.issues.slice(0, 20) });
 }
 
 export function registerRoutes(app: FastifyInstance, auth: Auth, routes: AnyRoute[]): void {

@@ -3,9 +3,16 @@ import { z } from 'zod';
 import { MAX_KEEP } from '../backend/contract.js';
 import { TASK_STATES } from '../core/task.js';
 
-const wholeMs = z.number().int().nonnegative();
+// A `.describe()` text is the accepted form that validation messages name (invalid-input.ts)
+// and the description in the OpenAPI document; without one the form is read from the schema.
+const WHOLE_MS = 'a whole number of milliseconds >= 0';
+const POSITIVE_MS = 'a whole number of milliseconds > 0';
+const INSTANT = 'epoch milliseconds (a whole number >= 0) or an ISO-8601 time with a UTC offset, e.g. 2026-03-01T09:00:00Z';
+const wholeMs = z.number().int().nonnegative().describe(WHOLE_MS);
+const positiveMs = z.number().int().positive().describe(POSITIVE_MS);
 /** Epoch ms or an ISO-8601 time. */
-const instant = z.union([wholeMs, z.string().datetime({ offset: true })]);
+const instant = z.union([wholeMs, z.string().datetime({ offset: true })]).describe(INSTANT);
+const taskType = z.string().min(1).describe('a task type string of 1–200 characters');
 const queryInt = (max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().nonnegative().max(max);
 
 export const TaskState = z.enum(TASK_STATES);
@@ -16,18 +23,21 @@ const enqueueOptions = {
   queue: z.string().optional(),
   id: z.string().optional(),
   maxRetries: z.number().int().nonnegative().max(1000).optional(),
-  timeout: z.number().int().positive().optional(),
+  timeout: positiveMs.optional(),
   deadline: instant.optional(),
   delay: wholeMs.optional(),
   runAt: instant.optional(),
-  uniqueFor: z.number().int().positive().optional(),
+  uniqueFor: positiveMs.optional(),
   uniqueKey: z.string().optional(),
   retention: wholeMs.optional(),
   headers: z.record(z.string()).optional(),
 };
 
-export const EnqueueItem = z.object({ type: z.string().min(1), payload: z.unknown().optional(), ...enqueueOptions }).strict();
-export const EnqueueBody = z.union([z.object({ tasks: z.array(EnqueueItem).min(1).max(1000) }).strict(), EnqueueItem]);
+export const EnqueueItem = z.object({ type: taskType, payload: z.unknown().optional(), ...enqueueOptions }).strict();
+/** The batch first: a body is taken as the batch form when it has `tasks` (route.ts parseInput). */
+export const EnqueueBody = z
+  .union([z.object({ tasks: z.array(EnqueueItem).min(1).max(1000).describe('a list of 1–1000 tasks {type, payload?, queue?, …}') }).strict(), EnqueueItem])
+  .describe('a task {type, payload?, queue?, …} or a batch {tasks: [task, …]}');
 
 /** `POST /api/v1/tasks/{type}`: the options as query parameters. */
 export const EnqueueQuery = z
@@ -35,13 +45,13 @@ export const EnqueueQuery = z
     queue: z.string().optional(),
     id: z.string().optional(),
     maxRetries: queryInt(1000).optional(),
-    timeout: z.coerce.number().int().positive().optional(),
-    deadline: z.union([queryInt(), z.string().datetime({ offset: true })]).optional(),
-    delay: queryInt().optional(),
-    runAt: z.union([queryInt(), z.string().datetime({ offset: true })]).optional(),
-    uniqueFor: z.coerce.number().int().positive().optional(),
+    timeout: z.coerce.number().int().positive().describe(POSITIVE_MS).optional(),
+    deadline: z.union([queryInt(), z.string().datetime({ offset: true })]).describe(INSTANT).optional(),
+    delay: queryInt().describe(WHOLE_MS).optional(),
+    runAt: z.union([queryInt(), z.string().datetime({ offset: true })]).describe(INSTANT).optional(),
+    uniqueFor: z.coerce.number().int().positive().describe(POSITIVE_MS).optional(),
     uniqueKey: z.string().optional(),
-    retention: queryInt().optional(),
+    retention: queryInt().describe(WHOLE_MS).optional(),
   })
   .strict();
 
@@ -50,7 +60,7 @@ export const EnqueuedBatch = z.object({ tasks: z.array(Enqueued) });
 
 export const TaskIdParams = z.object({ id: z.string().min(1).max(200) }).strict();
 export const TaskTypeParams = z.object({ type: z.string().min(1).max(200) }).strict();
-export const WaitQuery = z.object({ wait: z.coerce.number().min(0).max(300).optional() }).strict();
+export const WaitQuery = z.object({ wait: z.coerce.number().min(0).max(300).describe('a number of seconds from 0 to 300').optional() }).strict();
 
 const time = z.string().datetime().nullable();
 export const TaskStatus = z.object({
@@ -81,7 +91,7 @@ export const CancelResult = z.object({ id: z.string(), status: z.enum(['cancelle
 export const QueueParams = z.object({ queue: z.string().min(1).max(100) }).strict();
 export const QueueStateParams = z.object({ queue: z.string().min(1).max(100), state: z.string() }).strict();
 /** How many finished tasks of a state the queue keeps at most; null: no bound. */
-const keepBound = z.number().int().nonnegative().max(MAX_KEEP).nullable();
+const keepBound = z.number().int().nonnegative().max(MAX_KEEP).nullable().describe(`a whole number of tasks from 0 to ${MAX_KEEP}, or null for no bound`);
 export const QueueKeepView = z.object({ completed: keepBound, dead: keepBound, cancelled: keepBound });
 /** The bounds to change: a state left out keeps its bound, null removes it. */
 export const QueueKeepBody = z.object({ completed: keepBound.optional(), dead: keepBound.optional(), cancelled: keepBound.optional() }).strict();
@@ -103,17 +113,17 @@ export const TaskList = z.object({ tasks: z.array(TaskStatus), next_cursor: z.st
 export const BulkResult = z.object({ count: z.number().int() });
 
 export const ScheduleParams = z.object({ id: z.string().min(1).max(200) }).strict();
-const duration = z.union([wholeMs, z.string()]);
+const duration = z.union([wholeMs, z.string()]).describe('a whole number of milliseconds >= 0 or a duration such as "90s", "5m", "1h30m"');
 const ScheduleFields = {
   cron: z.string().min(1).max(500),
   timezone: z.string().max(100).optional(),
   task: z
     .object({
-      type: z.string().min(1),
+      type: taskType,
       payload: z.unknown().optional(),
       queue: z.string().optional(),
       maxRetries: z.number().int().nonnegative().max(1000).optional(),
-      timeout: z.number().int().positive().optional(),
+      timeout: positiveMs.optional(),
       retention: wholeMs.optional(),
       headers: z.record(z.string()).optional(),
     })

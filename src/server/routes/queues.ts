@@ -95,7 +95,7 @@ export function queueRoutes(ctx: ServerContext): AnyRoute[] {
         responses: { 200: { description: 'how many tasks', schema: BulkResult }, ...errors },
         handler: async ({ params }) => {
           const queue = validateQueueName(params.queue);
-          const state = parseInput(BulkState, params.state, 'path');
+          const state = parseInput(BulkState, params.state, 'path.state');
           const count =
             action === 'run-all'
               ? await ctx.backend.runAll(queue, state)
