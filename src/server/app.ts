@@ -35,6 +35,11 @@ export interface ServerOptions extends AuthOptions {
   logger?: FastifyServerOptions['logger'] | FastifyBaseLogger;
   /** Metrics registry; pass the worker's to serve both on one port (`taskline dev`). Default: a new one. */
   registry?: Registry;
+  /**
+   * Where the store is (`127.0.0.1:6379`, a database file), named when it cannot be reached:
+   * "the store is unreachable (redis 127.0.0.1:6379): …". Default: the address the error names, if any.
+   */
+  storeAddress?: string;
   sse?: SseOptions;
 }
 
@@ -61,6 +66,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   const logger = options.logger ?? false;
   const isInstance = typeof logger === 'object' && typeof (logger as { child?: unknown }).child === 'function';
   const errorContext: HttpErrorContext = {
+    store: options.storeAddress ? `${options.backend.kind} ${options.storeAddress.replace(/\/\/[^@/]*@/, '//***@')}` : options.backend.kind,
     bodyLimit: options.bodyLimit ?? maxPayloadBytes + 64 * 1024,
     maxParamLength: MAX_PARAM_LENGTH,
   };

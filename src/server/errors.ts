@@ -2,8 +2,8 @@
  * How the HTTP API fails (DESIGN §9): every error is `{"error":{"code","message"}}` with a status
  * that fits its stable code. This file is the one place that maps codes to statuses; bad input is
  * always a 4xx, never a 500. Every door answers so: a route's error, Fastify's own (bad URL,
- * limits, content type), no route (404) or a wrong method (405), and what Node's HTTP parser
- * refuses before Fastify sees a request (clientError).
+ * limits, content type), no route (404) or a wrong method (405), a store that cannot be reached
+ * (503), and what Node's HTTP parser refuses before Fastify sees a request (clientError).
  */
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -48,6 +48,8 @@ export interface ErrorBody {
 
 /** What error messages may say about this server. */
 export interface HttpErrorContext {
+  /** How outage messages name the store: `redis 127.0.0.1:6379`, `sqlite`. */
+  store: string;
   /** The largest request body, bytes. */
   bodyLimit: number;
   /** The longest path parameter, characters. */
@@ -67,6 +69,71 @@ function clip(text: string, max: number): string {
 
 function shownPath(url: string): string {
   return clip(url.split('?')[0], MAX_PATH);
+}
+
+// ── store outages ─────────────────────────────────────────────────────────────
+
+interface Outage {
+  reason: string;
+  /** `host:port` when the error names it. */
+  address: string | null;
+  /** The store may answer on the next request (a lock), rather than after a reconnect. */
+  busy: boolean;
+}
+
+const OUTAGE_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ETIMEDOUT: 'connection timed out',
+  EPIPE: 'connection broken',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+const OUTAGE_MESSAGES: [RegExp, string][] = [
+  [/max retries per request/i, 'no connection'],
+  [/Connection is closed/, 'the connection is closed'],
+  [/Stream isn't writeable/, 'no connection'],
+  [/Command timed out/, 'no answer in time'],
+  [/^(Redis: )?LOADING\b/, 'Redis is loading its data'],
+  [/database connection is not open/, 'the database is closed'],
+];
+
+/** The connection-level failure an error (or one of its causes) reports, or null. */
+function findOutage(error: unknown): Outage | null {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const { code, address, port } = current as { code?: unknown; address?: unknown; port?: unknown };
+    const where = typeof address === 'string' ? `${address}${typeof port === 'number' ? `:${port}` : ''}` : null;
+    if (typeof code === 'string') {
+      if (code in OUTAGE_CODES) return { reason: OUTAGE_CODES[code], address: where, busy: false };
+      if (/^SQLITE_(BUSY|LOCKED)/.test(code)) return { reason: 'the database is locked by another writer', address: null, busy: true };
+      if (code.startsWith('SQLITE_CANTOPEN')) return { reason: 'the database file cannot be opened', address: null, busy: false };
+      if (code.startsWith('SQLITE_IOERR')) return { reason: 'a disk I/O error', address: null, busy: false };
+    }
+    if (current.name === 'MaxRetriesPerRequestError') return { reason: 'no connection', address: null, busy: false };
+    for (const [pattern, reason] of OUTAGE_MESSAGES) if (pattern.test(current.message)) return { reason, address: where, busy: false };
+    current = current.cause;
+  }
+  return null;
+}
+
+/**
+ * A store that cannot be reached, said in Taskline's words rather than the driver's ("Reached
+ * the max retries per request limit …"): TL_STORE_UNAVAILABLE, 503. Null when the error is not
+ * one, or is a Taskline error of another kind (its code already says what happened).
+ */
+export function storeOutage(error: unknown, store: string): TasklineError | null {
+  if (isTasklineError(error) && error.code !== 'TL_STORE_UNAVAILABLE' && error.code !== 'TL_STORE_ERROR') return null;
+  const outage = findOutage(error);
+  if (!outage) return null;
+  const where = outage.address && !store.includes(outage.address) ? `${store} ${outage.address}` : store;
+  const message = outage.busy
+    ? `the store is busy (${where}): ${outage.reason}; try again`
+    : `the store is unreachable (${where}): ${outage.reason}; retrying`;
+  return new TasklineError('TL_STORE_UNAVAILABLE', message, { cause: error });
 }
 
 // ── Fastify's own errors ──────────────────────────────────────────────────────
@@ -103,9 +170,9 @@ export function describeHttpError(
   request: FastifyRequest | null,
   context: HttpErrorContext,
 ): { status: number; body: ErrorBody; internal: boolean } {
-  let known: TasklineError | null = null;
-  if (isTasklineError(error)) known = error;
-  else if (error instanceof Error) known = fromFastify(error as FastifyError, request, context);
+  let known = storeOutage(error, context.store);
+  if (!known && isTasklineError(error)) known = error;
+  else if (!known && error instanceof Error) known = fromFastify(error as FastifyError, request, context);
   if (known) {
     const status = HTTP_STATUS[known.code];
     return { status: status ?? 500, body: { error: { code: known.code, message: clip(known.message, MAX_MESSAGE) } }, internal: status === undefined };
@@ -119,6 +186,7 @@ export function createErrorHandler(context: HttpErrorContext): (error: unknown, 
     const { status, body, internal } = describeHttpError(error, request, context);
     if (internal) request.log.error({ err: error }, 'request failed');
     else if (status >= 500) request.log.warn({ code: body.error.code }, body.error.message);
+    if (body.error.code === 'TL_STORE_UNAVAILABLE') void reply.header('retry-after', '1');
     void reply.status(status).send(body);
   };
 }
