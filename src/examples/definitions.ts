@@ -19,7 +19,8 @@ export const cleanExpiredSessions = defineTask('clean_expired_sessions', {
 
 export const syncExternalData = defineTask('sync_external_data', {
   schema: z.object({
-    url: z.string().url().refine((u) => /^https?:/.test(u), 'must be an http(s) URL'),
+    /** Default: the built-in sample records (sample-records.ts), no network. */
+    url: z.string().url().refine((u) => /^https?:/.test(u), 'must be an http(s) URL').optional(),
     source: z.string().min(1).max(100).optional(),
     timeoutMs: z.number().int().min(100).max(120_000).optional(),
   }),

@@ -1,11 +1,9 @@
 /**
  * The example schedules (DESIGN §13) that `taskline dev` reconciles as config-owned schedules:
- * a weekly report, a session clean-up every six hours, an external sync every five minutes.
+ * a weekly report, a session clean-up every six hours, an external sync every five minutes (of
+ * SYNC_URL, else of the built-in sample records).
  */
 import type { ScheduleInput } from '../scheduler/schedule.js';
-
-/** Where external-sync reads from: SYNC_URL, default a public JSON list of users. */
-export const DEFAULT_SYNC_URL = 'https://jsonplaceholder.typicode.com/users';
 
 export function exampleSchedules(env: NodeJS.ProcessEnv = process.env): ScheduleInput[] {
   return [
@@ -22,7 +20,8 @@ export function exampleSchedules(env: NodeJS.ProcessEnv = process.env): Schedule
     {
       id: 'external-sync',
       cron: '0 */5 * * * *',
-      task: { type: 'sync_external_data', queue: 'sync_workers', payload: { url: env.SYNC_URL?.trim() || DEFAULT_SYNC_URL } },
+      // SYNC_URL, else the built-in sample records: a fresh machine needs no network.
+      task: { type: 'sync_external_data', queue: 'sync_workers', payload: env.SYNC_URL?.trim() ? { url: env.SYNC_URL.trim() } : {} },
     },
   ];
 }

@@ -52,7 +52,7 @@ export function renderReport(db: AppDatabase, title: string, days: number, now: 
     '',
     'Synced records',
     ...(sources.length === 0
-      ? ['  none yet (enqueue sync_external_data with a url)']
+      ? ['  none yet (enqueue sync_external_data)']
       : sources.map((s) => `  ${s.source.padEnd(30)} ${String(s.records).padStart(7)} records, ${s.recent ?? 0} synced in period, last ${new Date(s.last).toISOString()}`)),
     '',
     `Generated ${now.toISOString()} by Taskline`,

@@ -16,6 +16,7 @@ import { cleanExpiredSessions, emailDeliver, imageResize, reportGenerate, sendRe
 import { openAppDatabase } from '../../src/examples/app-db.js';
 import type { ExampleOptions } from '../../src/examples/options.js';
 import { parseRetryAfter } from '../../src/examples/sync-external-data.js';
+import { SAMPLE_RECORDS } from '../../src/examples/sample-records.js';
 import { decodePpm, encodePpm, resizeBilinear, testCard } from '../../src/examples/ppm.js';
 import { dotStuff, sendSmtp } from '../../src/examples/smtp-client.js';
 import { csvCell } from '../../src/examples/report-generate.js';
@@ -197,6 +198,31 @@ describe.each(BACKEND_KINDS)('example handlers on %s', (kind) => {
     const backoff = failing.nextRunAt! - failing.attempts[0].finishedAt!;
     expect(backoff).toBeGreaterThanOrEqual(9_000);
     expect(backoff).toBeLessThanOrEqual(13_500);
+  });
+
+  it('sync_external_data without a url upserts the built-in sample records, with no network', async () => {
+    await startWorker();
+    const requestsBefore = api.requests.length;
+    const task = await client.enqueue(syncExternalData, {});
+    expect(task.queue).toBe('sync_workers');
+    expect(await client.waitFor(task.id, { timeout: 10_000 })).toEqual({ source: 'sample', received: SAMPLE_RECORDS.length, inserted: SAMPLE_RECORDS.length, updated: 0, unchanged: 0, skipped: 0 });
+    const again = await client.enqueue(syncExternalData, {});
+    expect(await client.waitFor(again.id, { timeout: 10_000 })).toMatchObject({ inserted: 0, unchanged: SAMPLE_RECORDS.length });
+    expect(api.requests).toHaveLength(requestsBefore);
+  });
+
+  it('sync_external_data: an unreachable url fails with one line saying why, and retries', async () => {
+    await startWorker();
+    const closed = createNetServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const address = closed.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const task = await client.enqueue(syncExternalData, { url: `http://127.0.0.1:${port}/records` });
+    const failed = await waitForState(backend, task.id, ['retrying']);
+    expect(failed.lastError).toBe(
+      `GET http://127.0.0.1:${port}/records failed: cannot connect (connect ECONNREFUSED 127.0.0.1:${port}) (offline? network errors are retried; without a url the built-in sample is synced)`,
+    );
   });
 
   it('clean_expired_sessions deletes rows not seen for N days, in batches', async () => {

@@ -16,9 +16,6 @@ import { ScheduleService } from '../../src/scheduler/service.js';
 import { freePort } from '../scheduler/servers.js';
 import { BACKEND_KINDS, CliProcess, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';
 
-/** The example external-sync schedule may fire during a test: keep it off the network. */
-const NO_NETWORK = { SYNC_URL: 'http://127.0.0.1:9/records' };
-
 describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
   let store: CliStore;
   let backend: SchedulingBackend;
@@ -103,7 +100,7 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
 
   it('taskline dev fires a config schedule every second: its task completes, schedule fires shows it; a changed file applies at the next start', async () => {
     writeConfig([{ id: 'tick', cron: '* * * * * *', task: { type: 'clean_expired_sessions', payload: { olderThanDays: 1 } } }]);
-    dev = new CliProcess([...store.args, 'dev'], { cwd: store.dir, env: NO_NETWORK });
+    dev = new CliProcess([...store.args, 'dev'], { cwd: store.dir });
     await dev.waitFor(/^ready/m, 60_000);
     expect(dev.stdout).toMatch(/^ {2}scheduler {3}running .*: 4 schedules$/m);
     expect(dev.stdout).toMatch(/^ {4}tick +\* \* \* \* \* \* +UTC +clean_expired_sessions → default +\S+ \d\d:\d\d:\d\d \+00:00 \(\S+ \S+Z\)$/m);
@@ -124,7 +121,7 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
     // Change the file: tick goes, nightly comes; an API schedule stays.
     expect((await cli('schedule', 'add', 'manual', '--cron', '0 12 * * *', '--type', 'report:generate')).code).toBe(0);
     writeConfig([{ id: 'nightly', cron: '0 3 * * *', timezone: 'Australia/Lord_Howe', task: { type: 'send_report', payload: { to: 'ops@example.com' } } }]);
-    dev = new CliProcess([...store.args, 'dev'], { cwd: store.dir, env: NO_NETWORK });
+    dev = new CliProcess([...store.args, 'dev'], { cwd: store.dir });
     await dev.waitFor(/^ready/m, 60_000);
     expect(dev.stdout).toMatch(/^ {2}scheduler {3}running .*: 5 schedules; removed tick \(no longer in the config\)$/m);
     expect(dev.stdout).toMatch(/^ {4}nightly +0 3 \* \* \* +Australia\/Lord_Howe +send_report → default +\S+ 03:00:00 \+1[01]:(00|30) /m);
@@ -136,7 +133,7 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
   }, 120_000);
 
   it("taskline server without a config file changes no schedule: dev's examples stay, also when it fails to listen", async () => {
-    dev = new CliProcess([...store.args, 'dev'], { cwd: store.dir, env: { ...NO_NETWORK, PORT: String(await freePort()) } });
+    dev = new CliProcess([...store.args, 'dev'], { cwd: store.dir, env: { PORT: String(await freePort()) } });
     await dev.waitFor(/^ready/m, 60_000);
     expect(dev.stdout).toMatch(/^ {2}schedules {3}examples owned by dev; no config file: no schedule was changed or removed/m);
     dev.signal('SIGTERM');
