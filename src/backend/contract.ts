@@ -123,8 +123,25 @@ export interface WorkerInfo {
   running: string[];
   startedAt: number;
   version: string;
+  /** The task types and prefix patterns (`email:*`) this worker has handlers for. */
+  types?: string[];
   /** Set by the store when read back. */
   lastHeartbeatAt?: number;
+}
+
+/**
+ * A task type a worker handles, as recorded in the store (DESIGN §2: typed at every door). The
+ * task center and the CLI validate payloads of a type that has a schema before storing them.
+ */
+export interface TaskTypeInfo {
+  /** The type, or a prefix pattern ending in `*`. */
+  type: string;
+  /** JSON Schema (draft-07) of the payload, from the defined task's zod schema; null when none is known. */
+  schema: Record<string, unknown> | null;
+  /** The queues of the worker that recorded it last. */
+  queues: string[];
+  /** When a worker last recorded it (the store's clock); set by the store. */
+  recordedAt?: number;
 }
 
 /**
@@ -243,6 +260,10 @@ export interface Backend extends ScheduleStore, LockStore {
   heartbeat(info: WorkerInfo, ttlMs: number): Promise<void>;
   removeWorker(id: string): Promise<void>;
   listWorkers(): Promise<WorkerInfo[]>;
+  /** Records the types a worker handles (each replaces the type's earlier record). */
+  recordTaskTypes(types: TaskTypeInfo[]): Promise<void>;
+  /** Every recorded type, by type. */
+  listTaskTypes(): Promise<TaskTypeInfo[]>;
 
   // ── operating ───────────────────────────────────────────────────────────────
   pauseQueue(queue: string): Promise<void>;

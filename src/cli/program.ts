@@ -10,6 +10,7 @@ import { registerServerCommand } from './commands/server.js';
 import { registerStatsCommand } from './commands/stats.js';
 import { registerTaskCommands } from './commands/task.js';
 import { registerWorkerCommand } from './commands/worker.js';
+import { registerTypesCommand } from './commands/types.js';
 import { registerWorkersCommand } from './commands/workers.js';
 import { UsageError } from './errors.js';
 
@@ -50,6 +51,7 @@ export function createProgram(): Command {
   registerScheduleCommands(program);
   registerSchedulersCommand(program);
   registerWorkersCommand(program);
+  registerTypesCommand(program);
   registerStatsCommand(program);
   return program;
 }

@@ -4,12 +4,19 @@ import { DEFAULT_MAX_PAYLOAD_BYTES, normalizeEnqueue, validateTaskId, type Enque
 import { type NewTask, type TaskInfo, type TaskRecord } from '../core/task.js';
 import { injectTraceContext } from '../observability/tracing.js';
 import { isTaskDefinition, validatePayload, type TaskDefinition } from './define-task.js';
+import { RecordedTypes } from './recorded-types.js';
 
 export interface ClientOptions {
   /** Largest accepted payload, in bytes of JSON. Default 1 MiB. */
   maxPayloadBytes?: number;
   /** Options applied to every enqueue (per-call options win). Default: none. */
   defaults?: EnqueueOptions;
+  /**
+   * Also check payloads given by type name against the JSON Schemas workers recorded in the
+   * store (the task center and the CLI do); a defined task is checked by its own schema anyway.
+   * Default false.
+   */
+  checkRecordedTypes?: boolean;
 }
 
 export interface EnqueueItem {
@@ -35,17 +42,21 @@ const WAIT_SAFETY_CHECK_MS = 5_000;
 export class Client {
   private readonly maxPayloadBytes: number;
   private readonly defaults: EnqueueOptions;
+  private readonly recorded: RecordedTypes | null;
   private readonly waiters = new Map<string, Set<(state?: FinalState) => void>>();
   private subscription: Promise<Unsubscribe> | null = null;
 
   constructor(readonly backend: Backend, options: ClientOptions = {}) {
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.defaults = options.defaults ?? {};
+    this.recorded = options.checkRecordedTypes === true ? new RecordedTypes(backend) : null;
   }
 
   /** Validates and stores one task. Bad input throws and stores nothing. */
   async enqueue<P, I = P>(type: string | TaskDefinition<P, any, I>, payload?: I, options?: EnqueueOptions): Promise<TaskInfo> {
-    const [outcome] = await this.store([this.prepare(type, payload, options)]);
+    const task = this.prepare(type, payload, options);
+    if (this.recorded && typeof type === 'string') await this.recorded.check(task.type, payload);
+    const [outcome] = await this.store([task]);
     if (!outcome.ok) throw conflictError(outcome);
     return outcome.info;
   }
@@ -65,6 +76,14 @@ export class Client {
         throw error;
       }
     });
+    if (this.recorded) {
+      for (const [index, item] of items.entries()) {
+        if (typeof item.type !== 'string') continue;
+        await this.recorded.check(tasks[index].type, item.payload).catch((error: unknown) => {
+          throw error instanceof TasklineError ? new TasklineError(error.code, `item ${index}: ${error.message}`, { cause: error }) : error;
+        });
+      }
+    }
     const ids = new Set<string>();
     for (const task of tasks) {
       if (ids.has(task.id)) throw new TasklineError('TL_TASK_CONFLICT', `id ${task.id} appears twice in one enqueueMany batch`);

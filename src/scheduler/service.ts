@@ -6,7 +6,8 @@ import type { FireRecord, FireResult, SchedulingBackend } from '../backend/contr
 import { TasklineError } from '../core/errors.js';
 import { parseCron, upcoming } from './cron.js';
 import { fireBatch, fireRequest, planFires } from './plan.js';
-import { fireId, PAUSE_NOTE, validateSchedule, validateScheduleId, type Schedule, type ScheduleInput, type ScheduleSource } from './schedule.js';
+import { RecordedTypes } from '../client/recorded-types.js';
+import { fireId, PAUSE_NOTE, validateSchedule, validateScheduleId, type Schedule, type ScheduleDefinition, type ScheduleInput, type ScheduleSource } from './schedule.js';
 import { formatLocal } from './timezone.js';
 import { text, time } from '../core/validate.js';
 
@@ -19,11 +20,34 @@ export interface PreviewTime {
   at: number;
 }
 
+export interface ScheduleServiceOptions {
+  /** Check each schedule's task payload against the JSON Schema its workers recorded (the task center and CLI do). Default false. */
+  checkRecordedTypes?: boolean;
+}
+
 export class ScheduleService {
-  constructor(readonly backend: SchedulingBackend) {}
+  private readonly recorded: RecordedTypes | null;
+
+  constructor(
+    readonly backend: SchedulingBackend,
+    options: ScheduleServiceOptions = {},
+  ) {
+    this.recorded = options.checkRecordedTypes === true ? new RecordedTypes(backend) : null;
+  }
 
   async create(input: ScheduleInput): Promise<Schedule> {
-    return this.backend.createSchedule(validateSchedule(input));
+    return this.backend.createSchedule(await this.validate(input));
+  }
+
+  /** The schedule's definition, its task's payload checked against the recorded type when asked to. */
+  private async validate(input: unknown, source: ScheduleSource = 'api'): Promise<ScheduleDefinition> {
+    const definition = validateSchedule(input, source);
+    if (this.recorded) {
+      await this.recorded.check(definition.task.type, definition.task.payload).catch((error: unknown) => {
+        throw error instanceof TasklineError ? new TasklineError(error.code, `task: ${error.message}`, { cause: error }) : error;
+      });
+    }
+    return definition;
   }
 
   /** Replaces a schedule's definition; applies to fires after now. */
@@ -31,13 +55,13 @@ export class ScheduleService {
     if (input.id !== undefined && input.id !== id) {
       throw new TasklineError('TL_INVALID_SCHEDULE', `the body's id ${JSON.stringify(input.id)} differs from the schedule id ${JSON.stringify(id)}`);
     }
-    const definition = validateSchedule({ ...input, id });
+    const definition = await this.validate({ ...input, id });
     await this.flushDueFires(id);
     return this.backend.updateSchedule(definition);
   }
 
   async upsert(input: ScheduleInput, source: ScheduleSource = 'api'): Promise<Schedule> {
-    const definition = validateSchedule(input, source);
+    const definition = await this.validate(input, source);
     await this.flushDueFires(definition.id);
     return this.backend.upsertSchedule(definition);
   }

@@ -22,6 +22,7 @@ import { queueRoutes } from './routes/queues.js';
 import { schedulerRoutes } from './routes/schedulers.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { taskRoutes } from './routes/tasks.js';
+import { typeRoutes } from './routes/types.js';
 import { workerRoutes } from './routes/workers.js';
 import { SseStreams, type SseOptions } from './sse.js';
 
@@ -94,9 +95,9 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   const streams = new SseStreams();
   const ctx: ServerContext = {
     backend: options.backend,
-    client: new Client(options.backend, { maxPayloadBytes }),
+    client: new Client(options.backend, { maxPayloadBytes, checkRecordedTypes: true }),
     hub,
-    schedules: hasSchedules(options.backend) ? new ScheduleService(options.backend) : null,
+    schedules: hasSchedules(options.backend) ? new ScheduleService(options.backend, { checkRecordedTypes: true }) : null,
   };
 
   app.setErrorHandler(errorHandler);
@@ -120,6 +121,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
     ...scheduleRoutes(ctx),
     ...schedulerRoutes(ctx),
     ...workerRoutes(ctx),
+    ...typeRoutes(ctx),
     ...eventRoutes(ctx, streams, options.sse ?? {}),
     ...healthRoutes(options.backend),
   ];

@@ -228,3 +228,15 @@ export const EventsQuery = z
 
 export const Health = z.object({ status: z.enum(['healthy', 'unhealthy']), error: z.string().optional() });
 export const ErrorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+
+export const TypeList = z.object({
+  types: z.array(
+    z.object({
+      type: z.string(),
+      schema: z.record(z.unknown()).nullable(),
+      queues: z.array(z.string()),
+      recorded_at: time,
+      workers: z.array(z.object({ id: z.string(), host: z.string(), queues: z.array(z.string()) })),
+    }),
+  ),
+});

@@ -10,6 +10,7 @@ import { validatePayload } from '../client/define-task.js';
 import { inTraceContext } from '../observability/tracing.js';
 import type { Execution, TaskContext } from './context.js';
 import type { HandlerRegistry } from './handlers.js';
+import type { Peers } from './task-types.js';
 
 export type Middleware = (ctx: TaskContext, next: () => Promise<unknown>) => Promise<unknown>;
 
@@ -19,6 +20,8 @@ export interface AttemptPolicy {
   backoff: BackoffOption | undefined;
   isFailure: ((error: unknown) => boolean) | undefined;
   workerId: string;
+  /** The other live workers: where a task this worker has no handler for can run. */
+  peers: Peers;
 }
 
 /** The outcome of an attempt as the worker's events report it. */
@@ -26,7 +29,12 @@ export interface AttemptOutcome {
   ack: Ack | null;
   result?: unknown;
   error?: unknown;
+  /** The task was handed back for another worker (no handler here): not a failure. */
+  handedBack?: boolean;
 }
+
+/** ms a handed-back task waits before it is claimable again (the worker that has its handler takes it). */
+export const HAND_BACK_DELAY_MS = 500;
 
 const STACK_LINES = 6;
 
@@ -48,7 +56,10 @@ export function runAttempt(
       throw new PermanentError('deadline exceeded');
     }
     const registration = policy.registry.find(task.type);
-    if (!registration) throw new Error(`no handler registered for task type ${JSON.stringify(task.type)}`);
+    if (!registration) {
+      handBackOrFail(execution, policy, ended);
+      return;
+    }
     if (registration.definition?.schema) {
       try {
         ctx.payload = validatePayload(registration.definition, ctx.payload);
@@ -100,6 +111,29 @@ export function runAttempt(
   } catch (error) {
     settle(false, error);
   }
+}
+
+/**
+ * A task of a type this worker has no handler for (DESIGN §2): handed back without using an
+ * attempt when another live worker serving its queue handles the type; otherwise a failed
+ * attempt, so it dies only when no worker has handled it for longer than its retries allow.
+ */
+function handBackOrFail(execution: Execution, policy: AttemptPolicy, ended: (execution: Execution, outcome: AttemptOutcome) => void): void {
+  const { task } = execution;
+  const failed = (why: string) => ended(execution, outcomeOf(execution, false, new Error(`no handler for task type ${JSON.stringify(task.type)} in worker ${policy.workerId}; ${why}`), policy));
+  policy.peers.handlerOf(task.type, task.queue).then(
+    (peer) => {
+      if (peer === null) return failed(`no live worker serving queue ${task.queue} handles it`);
+      if (execution.abortReason !== null || execution.endedBy !== null) return failed('handed back');
+      const why = `handed back for worker ${peer}, which handles it`;
+      const message = `no handler for task type ${JSON.stringify(task.type)} in worker ${policy.workerId}; ${why}`;
+      ended(execution, {
+        ack: { kind: 'retry', ...base(execution, 'interrupted', message, policy.workerId), error: message, delay: HAND_BACK_DELAY_MS, consumed: false },
+        handedBack: true,
+      });
+    },
+    () => failed('the live workers could not be listed'),
+  );
 }
 
 /** The outcome of a finished handler; never throws, whatever the handler returned or threw. */

@@ -17,6 +17,11 @@ export class CancelListener implements Component {
     this.unsubscribe.catch((error: unknown) => this.onError(error, this.name));
   }
 
+  /** Resolves once the subscription is in place (or failed, which start() reported). */
+  async ready(): Promise<void> {
+    await this.unsubscribe?.catch(() => undefined);
+  }
+
   async stop(): Promise<void> {
     const pending = this.unsubscribe;
     this.unsubscribe = null;

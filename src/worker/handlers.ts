@@ -43,6 +43,11 @@ export class HandlerRegistry {
     return null;
   }
 
+  /** Every registration, exact types first, then patterns from the longest prefix. */
+  registrations(): Registration[] {
+    return [...this.exact.values(), ...this.prefixes.map((p) => p.registration)];
+  }
+
   get size(): number {
     return this.exact.size + this.prefixes.length;
   }

@@ -1,24 +1,51 @@
 import { hostname } from 'node:os';
 import type { Backend, WorkerInfo } from '../backend/contract.js';
 import { PeriodicComponent } from './component.js';
+import type { HandlerRegistry } from './handlers.js';
 import type { Processor } from './processor.js';
+import { describeTaskTypes } from './task-types.js';
 import { VERSION } from '../version.js';
 
-/** Records the worker in the store's registry every interval; the entry expires when beats stop. */
+/** How often the handled types are recorded again (a Redis without persistence may lose them). */
+const TYPES_EVERY_MS = 60_000;
+
+/**
+ * Records the worker in the store's registry every interval, with the types it handles; the
+ * entry expires when beats stop. The types and their payload schemas are recorded at start and
+ * every minute (DESIGN §2).
+ */
 export class Heartbeat extends PeriodicComponent {
+  private typesRecordedAt = 0;
+
   constructor(
     private readonly backend: Backend,
-    private readonly info: Omit<WorkerInfo, 'running' | 'host' | 'pid' | 'version'>,
-    processor: Processor,
-    intervalMs: number,
-    onError: (e: unknown, where: string) => void,
+    private readonly info: Omit<WorkerInfo, 'running' | 'host' | 'pid' | 'version' | 'types'>,
+    private readonly registry: HandlerRegistry,
+    private readonly processor: Processor,
+    private readonly beatEveryMs: number,
+    private readonly reportBeatError: (e: unknown, where: string) => void,
   ) {
-    super(
-      'heartbeat',
-      intervalMs,
-      () => backend.heartbeat({ ...info, host: hostname(), pid: process.pid, version: VERSION, running: processor.active.ids() }, intervalMs * 3),
-      onError,
-    );
+    // The first beat is announce(), awaited by Worker.start.
+    super('heartbeat', beatEveryMs, () => this.beat(), reportBeatError, false);
+  }
+
+  /** The first beat, before the worker claims anything; a store error is reported, not thrown. */
+  async announce(): Promise<void> {
+    try {
+      await this.beat();
+    } catch (error) {
+      this.reportBeatError(error, this.name);
+    }
+  }
+
+  private async beat(): Promise<void> {
+    const ttlMs = this.beatEveryMs * 3;
+    const types = this.registry.registrations().map((r) => r.pattern);
+    if (Date.now() - this.typesRecordedAt >= TYPES_EVERY_MS) {
+      await this.backend.recordTaskTypes(describeTaskTypes(this.registry, this.info.queues));
+      this.typesRecordedAt = Date.now();
+    }
+    await this.backend.heartbeat({ ...this.info, host: hostname(), pid: process.pid, version: VERSION, running: this.processor.active.ids(), types }, ttlMs);
   }
 
   override async stop(): Promise<void> {

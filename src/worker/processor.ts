@@ -7,7 +7,7 @@
  */
 import type { AckAndClaimResult, AckResult, Backend, ClaimedTask, LeaseRef } from '../backend/contract.js';
 import type { Acker } from './acker.js';
-import { runAttempt, type AttemptOutcome, type AttemptPolicy } from './attempt.js';
+import { HAND_BACK_DELAY_MS, runAttempt, type AttemptOutcome, type AttemptPolicy } from './attempt.js';
 import { sleep, type Component } from './component.js';
 import { ActiveExecutions } from './active-executions.js';
 import { AttemptContext, Execution, type ContextHost } from './context.js';
@@ -58,6 +58,8 @@ export function splitLanes(concurrency: number, count: number): Lane[] {
 }
 
 const REPORT_DELAY_MS = 500;
+/** ms a worker leaves a queue alone after handing back one of its tasks: the hand-back's delay and a margin for the worker with the handler to claim it. */
+const HAND_BACK_REST_MS = HAND_BACK_DELAY_MS + 500;
 /** Most tasks one claim asks for (Redis's Lua unpacks a batch into ~8,000 values at most). */
 const MAX_CLAIM = 1000;
 
@@ -75,6 +77,12 @@ export class Processor implements Component, ContextHost {
   private workWait: Promise<void> | null = null;
   /** Queues a claim found empty (or paused), until a lane wakes for a freed slot or an idle wait ends (shared by the lanes). */
   private readonly exhausted = new Set<string>();
+  /**
+   * Queues this worker leaves alone for a moment after handing a task back (no handler here):
+   * queue -> until (Date.now). The task becomes claimable again before the rest ends, so the
+   * worker that has its handler claims it rather than this one again (DESIGN §2).
+   */
+  private readonly resting = new Map<string, number>();
   /** The first claim after an idle wait, while it is in flight (see claimLoop). */
   private probe: Promise<void> | null = null;
   /** ms until the earliest scheduled or retrying task is due, as the last claim saw it. */
@@ -133,7 +141,7 @@ export class Processor implements Component, ContextHost {
         continue;
       }
       // At most MAX_CLAIM per call: a store script unpacks a batch into one call's arguments.
-      const requests = picker.plan(Math.min(free, MAX_CLAIM), exhausted);
+      const requests = picker.plan(Math.min(free, MAX_CLAIM), this.resting.size > 0 ? this.skipped(exhausted) : exhausted);
       if (requests.length === 0) {
         await this.waitForWork();
         // The first lane back looks at the queues; the others go on once it knows what is there
@@ -189,6 +197,21 @@ export class Processor implements Component, ContextHost {
         }
       }
     }
+  }
+
+  /** The exhausted queues and those resting after a hand-back; wakes the idle wait when the earliest rest ends. */
+  private skipped(exhausted: ReadonlySet<string>): ReadonlySet<string> {
+    const now = Date.now();
+    const skipped = new Set(exhausted);
+    for (const [queue, until] of this.resting) {
+      if (until <= now) {
+        this.resting.delete(queue);
+        continue;
+      }
+      skipped.add(queue);
+      this.nextDueIn = Math.min(this.nextDueIn ?? Infinity, until - now);
+    }
+    return skipped;
   }
 
   /** Waits for work with the other lanes: the first lane to find none starts the wait. */
@@ -279,6 +302,7 @@ export class Processor implements Component, ContextHost {
       if (lane.running === 0 && lane.waiter) this.wakeLane(lane);
       else this.slotsFreed();
       this.cancelReport(execution);
+      if (outcome.handedBack) this.resting.set(execution.task.queue, Date.now() + HAND_BACK_REST_MS);
       if (!outcome.ack) {
         // No ack: the lease was lost (a renewal found it taken over) — as stale as an ack the
         // store refuses, and reported the same way.

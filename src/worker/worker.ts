@@ -11,6 +11,7 @@ import { sleep, type Component } from './component.js';
 import type { Execution, TaskContext, TaskMeta } from './context.js';
 import { HandlerRegistry, type Handler } from './handlers.js';
 import { Heartbeat } from './heartbeat.js';
+import { Peers } from './task-types.js';
 import { createLeaseKeeper } from './lease-keeper.js';
 import { createJanitor, createMaintenance } from './maintenance.js';
 import { Processor } from './processor.js';
@@ -104,6 +105,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly timeouts = new TimeoutWatch(() => this.processor.active.values());
   private readonly processor: Processor;
   private readonly components: Component[];
+  private readonly heartbeat: Heartbeat;
+  private readonly cancels: CancelListener;
   private phase: Phase = 'idle';
   private stopping: Promise<void> | null = null;
 
@@ -132,7 +135,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
       picker: this.picker,
       acker: this.acker,
       timeouts: this.timeouts,
-      policy: { registry: this.registry, middleware: this.middleware, backoff: options.backoff, isFailure: options.isFailure, workerId: this.id },
+      policy: {
+        registry: this.registry, middleware: this.middleware, backoff: options.backoff, isFailure: options.isFailure, workerId: this.id, peers: new Peers(backend, this.id),
+      },
       onAttemptDone: (execution, outcome, stale) => this.reportAttempt(execution, outcome, stale),
       onError,
       lanes: backend.remote ? 2 : 1,
@@ -140,7 +145,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const queues = this.picker.names;
     this.components = [
       createLeaseKeeper(backend, this.processor, this.leaseMs, onError),
-      new CancelListener(backend, this.processor, onError),
+      (this.cancels = new CancelListener(backend, this.processor, onError)),
       createMaintenance(
         backend,
         queues,
@@ -149,13 +154,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
         () => this.processor.poke(),
       ),
       createJanitor(backend, queues, positive('janitorInterval', options.janitorInterval, 60_000), onError),
-      new Heartbeat(
+      (this.heartbeat = new Heartbeat(
         backend,
         { id: this.id, queues, concurrency: this.concurrency, startedAt: Date.now() },
+        this.registry,
         this.processor,
         positive('heartbeatInterval', options.heartbeatInterval, 15_000),
         onError,
-      ),
+      )),
     ];
   }
 
@@ -186,7 +192,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.phase !== 'idle') throw new TasklineError('TL_INVALID_STATE', `worker ${this.id} cannot start: it is ${this.phase}`);
     this.phase = 'running';
     for (const component of this.components) component.start();
-    this.processor.start();
+    // Before the first claim: this worker's entry and types are in the store (other workers
+    // hand back tasks only this one handles from the start), and cancels reach it.
+    await Promise.all([this.heartbeat.announce(), this.cancels.ready()]);
+    // stop() during that wait: the processor never starts.
+    if (this.phase === 'running') this.processor.start();
   }
 
   /**
@@ -237,7 +247,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
     const ack = outcome.ack;
-    if (!ack) return;
+    if (!ack || outcome.handedBack) return;
     if (ack.kind === 'complete') this.emit('completed', meta, outcome.result);
     else {
       const next = ack.kind === 'retry' ? 'retrying' : ack.kind === 'requeue' ? 'queued' : ack.kind;

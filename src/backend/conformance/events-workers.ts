@@ -225,6 +225,33 @@ export function eventsAndWorkersConformance(openStore: OpenStore): void {
       await backend.removeWorker('never-registered');
       expect(await backend.listWorkers()).toHaveLength(1);
     });
+
+    it('records task types with their schemas; the last record of a type wins', async () => {
+      const { backend } = store;
+      expect(await backend.listTaskTypes()).toEqual([]);
+      await backend.recordTaskTypes([]);
+      const schema = { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] };
+      await backend.recordTaskTypes([
+        { type: 'email:deliver', schema, queues: ['default'] },
+        { type: 'image:*', schema: null, queues: ['default', 'low'] },
+      ]);
+      await (await store.reopen()).recordTaskTypes([{ type: 'email:deliver', schema: null, queues: ['mail'] }]);
+      const types = await (await store.reopen()).listTaskTypes();
+      expect(types.map(({ recordedAt: _, ...rest }) => rest)).toEqual([
+        { type: 'email:deliver', schema: null, queues: ['mail'] },
+        { type: 'image:*', schema: null, queues: ['default', 'low'] },
+      ]);
+      const now = await backend.now();
+      for (const t of types) expect(Math.abs((t.recordedAt ?? 0) - now)).toBeLessThan(5_000);
+      await backend.recordTaskTypes([{ type: 'email:deliver', schema, queues: ['mail'] }]);
+      expect((await backend.listTaskTypes())[0].schema).toEqual(schema);
+    });
+
+    it('a worker entry carries the types it handles', async () => {
+      const { backend } = store;
+      await backend.heartbeat({ ...workerInfo('w-1'), types: ['a', 'email:*'] }, 30_000);
+      expect((await backend.listWorkers())[0].types).toEqual(['a', 'email:*']);
+    });
   });
 
   describe('now and close', () => {

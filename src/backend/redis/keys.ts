@@ -96,4 +96,9 @@ export class RedisKeys {
   worker(id: string): string {
     return `${this.prefix}:worker:${id}`;
   }
+
+  /** Hash: task type or pattern -> its recorded document (backend/task-types.ts). */
+  get taskTypes(): string {
+    return `${this.prefix}:types`;
+  }
 }

@@ -7,7 +7,7 @@ import {
   DEFAULT_RETENTION, KEPT_STATES,
   type Ack, type AckAndClaimResult, type AckResult, type BackendEvent, type BulkState, type ClaimRequest, type ClaimResult,
   type DailyStat, type EnqueueOutcome, type LeaseRef, type MinuteStat, type QueueInfo, type QueueKeep, type RenewResult, type TaskPage,
-  type Unsubscribe, type WorkerInfo, type SchedulingBackend, type LifecycleEvent, type SubscribeOptions, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
+  type Unsubscribe, type WorkerInfo, type TaskTypeInfo, type SchedulingBackend, type LifecycleEvent, type SubscribeOptions, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
   type SchedulerCheckIn, type SchedulerInstance, type SchedulerList, type ScheduleChanges,
 } from '../contract.js';
 import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
@@ -15,6 +15,7 @@ import { RedisScheduleStore } from './schedule-store.js';
 import { RedisKeys } from './keys.js';
 import { ScriptRunner, scriptKeyNames, type ScriptCall } from './scripts.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
+import { decodeTaskType, encodeTaskType } from '../task-types.js';
 import { decodeClaimed, decodeRecord, encodeAttempt, encodeRecordFragment } from './codec.js';
 import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
 import {
@@ -423,6 +424,20 @@ export class RedisBackend implements SchedulingBackend {
   }
 
   // ── operating ───────────────────────────────────────────────────────────────
+
+  async recordTaskTypes(types: TaskTypeInfo[]): Promise<void> {
+    if (types.length === 0) return;
+    const now = await this.now();
+    // Each type's document is written whole (HSET of independent fields): no read-modify-write.
+    await this.call(() => this.redis.hset(this.keys.taskTypes, Object.fromEntries(types.map((info) => [info.type, encodeTaskType(info, now)]))));
+  }
+
+  async listTaskTypes(): Promise<TaskTypeInfo[]> {
+    const all = await this.call(() => this.redis.hgetall(this.keys.taskTypes));
+    return Object.keys(all)
+      .sort()
+      .map((type) => decodeTaskType(type, all[type]));
+  }
 
   async pauseQueue(queue: string): Promise<void> {
     this.register([queue]);

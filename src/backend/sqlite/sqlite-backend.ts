@@ -16,7 +16,7 @@ import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/tas
 import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
-  QueueInfo, QueueKeep, RenewResult, TaskPage, Unsubscribe, WorkerInfo, SubscribeOptions,
+  QueueInfo, QueueKeep, RenewResult, TaskPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SubscribeOptions,
   FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
@@ -36,6 +36,7 @@ import * as schedulers from './schedulers.js';
 import * as schedules from './schedules.js';
 import { HostClock } from './host-clock.js';
 import { Transition } from './transition.js';
+import { listTaskTypes, recordTaskTypes } from './task-types.js';
 import { listWorkers, pruneWorkers, recordHeartbeat, removeWorker } from './workers.js';
 
 export interface SqliteBackendOptions {
@@ -219,6 +220,14 @@ export class SqliteBackend implements SchedulingBackend {
   }
 
   // ── operating ───────────────────────────────────────────────────────────────
+  async recordTaskTypes(types: TaskTypeInfo[]): Promise<void> {
+    if (types.length > 0) await this.write((t) => recordTaskTypes(t, types));
+  }
+
+  async listTaskTypes(): Promise<TaskTypeInfo[]> {
+    return this.read(() => listTaskTypes(this.sql));
+  }
+
 
   async pauseQueue(queue: string): Promise<void> {
     await this.write((t) => t.setPaused(queue, true));

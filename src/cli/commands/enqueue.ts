@@ -43,6 +43,7 @@ export function registerEnqueueCommand(program: Command): void {
       await withContext(command, async (ctx) => {
         const client = new Client(await ctx.backend(), {
           defaults: { maxRetries: ctx.settings.maxRetries, queue: ctx.settings.defaultQueue },
+          checkRecordedTypes: true,
         });
         try {
           const enqueueOptions: EnqueueOptions = {};

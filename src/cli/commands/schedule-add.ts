@@ -10,6 +10,7 @@ import { formatTime } from '../output.js';
 import { withContext } from '../run.js';
 import { nextFire } from '../start-scheduler.js';
 import { catchUp, localTime, overlapPolicy, pointInTime } from './schedule-options.js';
+import { RecordedTypes } from '../../client/recorded-types.js';
 
 interface AddOptions {
   cron?: string;
@@ -69,6 +70,12 @@ export function registerScheduleAddCommand(schedule: Command): void {
           const taken = new Set((await store.listSchedules()).map((s) => s.id));
           const conflict = inputs.find((input) => taken.has(input.id));
           if (conflict) throw new TasklineError('TL_SCHEDULE_CONFLICT', `a schedule with id ${JSON.stringify(conflict.id)} already exists (give --replace to replace it)`);
+        }
+        // Payloads of types workers recorded with a schema are checked, all before storing any.
+        const recorded = new RecordedTypes(store);
+        for (const input of inputs) {
+          const { task } = validateSchedule(input);
+          await recorded.check(task.type, task.payload);
         }
         const added = [];
         for (const input of inputs) {

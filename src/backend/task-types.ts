@@ -1,0 +1,28 @@
+/**
+ * How both stores keep a recorded task type (DESIGN §2): one JSON document per type or pattern,
+ * `{schema, queues, recordedAt}`, written whole by the last worker to record it. Reading is
+ * defensive: a document that does not parse reads as a type without a schema, never as a
+ * failed listing.
+ */
+import type { TaskTypeInfo } from './contract.js';
+
+export function encodeTaskType(info: TaskTypeInfo, now: number): string {
+  return JSON.stringify({ schema: info.schema, queues: info.queues, recordedAt: now });
+}
+
+export function decodeTaskType(type: string, text: string): TaskTypeInfo {
+  let value: { schema?: unknown; queues?: unknown; recordedAt?: unknown } = {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === 'object' && parsed !== null) value = parsed;
+  } catch {
+    // an unreadable document: shown without schema or queues
+  }
+  const { schema, queues, recordedAt } = value;
+  return {
+    type,
+    schema: typeof schema === 'object' && schema !== null && !Array.isArray(schema) ? (schema as Record<string, unknown>) : null,
+    queues: Array.isArray(queues) ? queues.filter((q): q is string => typeof q === 'string') : [],
+    recordedAt: typeof recordedAt === 'number' && Number.isFinite(recordedAt) ? recordedAt : 0,
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * Payload checks for the types workers recorded in the store (DESIGN §2: typed at every door).
+ * The task center and the CLI have no `defineTask` of their own; they check a payload of a type
+ * with a recorded JSON Schema before storing it, so a bad payload is a 422 at the door, not a
+ * task that dies in the worker.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { Backend, TaskTypeInfo, WorkerInfo } from '../backend/contract.js';
+import { TasklineError } from '../core/errors.js';
+import { quote } from '../core/validate.js';
+
+/** How long a listing of the recorded types is reused. */
+const FRESH_MS = 2_000;
+/** At most this many schemas are kept compiled. */
+const MAX_COMPILED = 500;
+
+// ajv-formats is CommonJS with a default export; under NodeNext the import is its namespace.
+type AddFormats = (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
+
+export class RecordedTypes {
+  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  private readonly compiled = new Map<string, ValidateFunction | null>();
+  private listing: { at: number; types: Map<string, TaskTypeInfo> } | null = null;
+  private loading: Promise<Map<string, TaskTypeInfo>> | null = null;
+
+  constructor(private readonly backend: Backend) {
+    addFormats(this.ajv);
+  }
+
+  /** Throws TL_VALIDATION_FAILED when the type has a recorded schema the payload does not match. */
+  async check(type: string, payload: unknown): Promise<void> {
+    const info = (await this.types()).get(type);
+    if (!info?.schema) return;
+    const validate = this.compile(info.schema);
+    if (validate === null || validate(payload === undefined ? null : payload)) return;
+    throw new TasklineError('TL_VALIDATION_FAILED', `payload of ${quote(type)} does not match the schema its workers recorded: ${describe(validate.errors ?? [])}`, {
+      details: { type, schema: info.schema },
+    });
+  }
+
+  private async types(): Promise<Map<string, TaskTypeInfo>> {
+    if (this.listing !== null && Date.now() - this.listing.at < FRESH_MS) return this.listing.types;
+    this.loading ??= this.backend
+      .listTaskTypes()
+      .then((list) => {
+        const types = new Map(list.map((t) => [t.type, t]));
+        this.listing = { at: Date.now(), types };
+        return types;
+      })
+      .finally(() => {
+        this.loading = null;
+      });
+    return this.loading;
+  }
+
+  /** A compiled schema; null when the recorded schema does not compile (it is then not enforced). */
+  private compile(schema: Record<string, unknown>): ValidateFunction | null {
+    const key = JSON.stringify(schema);
+    if (this.compiled.has(key)) return this.compiled.get(key)!;
+    let validate: ValidateFunction | null = null;
+    try {
+      validate = this.ajv.compile(schema);
+    } catch {
+      validate = null;
+    }
+    if (this.compiled.size >= MAX_COMPILED) this.compiled.delete(this.compiled.keys().next().value!);
+    this.compiled.set(key, validate);
+    return validate;
+  }
+}
+
+/** A task type known to the store: as recorded, with the live workers that handle it now. */
+export interface KnownTaskType extends TaskTypeInfo {
+  /** Live workers whose handlers match the type (for a pattern: that have the same pattern). */
+  workers: Pick<WorkerInfo, 'id' | 'host' | 'queues'>[];
+}
+
+/**
+ * Every type recorded in the store, and every type a live worker announces without a record
+ * yet, by type; each with the live workers that handle it.
+ */
+export async function knownTaskTypes(backend: Backend): Promise<KnownTaskType[]> {
+  const [recorded, workers] = await Promise.all([backend.listTaskTypes(), backend.listWorkers()]);
+  const types = new Map<string, TaskTypeInfo>(recorded.map((t) => [t.type, t]));
+  for (const worker of workers) {
+    for (const type of worker.types ?? []) if (!types.has(type)) types.set(type, { type, schema: null, queues: worker.queues });
+  }
+  return [...types.values()]
+    .sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0))
+    .map((info) => ({
+      ...info,
+      workers: workers
+        .filter((w) => (info.type.endsWith('*') ? (w.types ?? []).includes(info.type) : handlesType(w.types ?? [], info.type)))
+        .map((w) => ({ id: w.id, host: w.host, queues: w.queues })),
+    }));
+}
+
+/** Whether a type is matched by one of a worker's patterns (an exact type, or a prefix ending in `*`). */
+export function handlesType(patterns: readonly string[], type: string): boolean {
+  return patterns.some((p) => (p.endsWith('*') ? type.startsWith(p.slice(0, -1)) : p === type));
+}
+
+/** `payload.to is required; payload.width must be integer`: at most five problems. */
+function describe(errors: ErrorObject[]): string {
+  const problems = errors.slice(0, 5).map((error) => {
+    const at = `payload${error.instancePath.replace(/\/([^/]*)/g, (_m, part: string) => (/^\d+$/.test(part) ? `[${part}]` : `.${part.replace(/~1/g, '/').replace(/~0/g, '~')}`))}`;
+    const params = error.params as Record<string, unknown>;
+    switch (error.keyword) {
+      case 'required':
+        return `${at}.${String(params.missingProperty)} is required`;
+      case 'additionalProperties':
+        return `${at}.${String(params.additionalProperty)} is not an accepted field`;
+      case 'enum':
+        return `${at} must be one of ${quote(params.allowedValues)}`;
+      default:
+        return `${at} ${error.message ?? 'is not accepted'}`;
+    }
+  });
+  const more = errors.length > 5 ? ` (and ${errors.length - 5} more)` : '';
+  return problems.join('; ') + more;
+}

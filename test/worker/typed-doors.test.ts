@@ -1,0 +1,146 @@
+/**
+ * Typed at every door (DESIGN §2): workers record their types with payload schemas; the task
+ * center checks payloads of known types before storing them (422); a task a worker has no
+ * handler for is handed back, without using an attempt, to a worker that has one.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Client, defineTask, Worker } from '../../src/index.js';
+import { buildServer, type TaskCenterServer } from '../../src/server/app.js';
+import { STORES, type TestStore } from '../helpers/stores.js';
+
+const deliver = defineTask('mail:deliver', {
+  schema: z.object({ to: z.string().email(), subject: z.string().min(1), body: z.string().default('') }),
+});
+
+describe.each(STORES)('typed at every door on %s', (_name, openStore) => {
+  let store: TestStore;
+  let client: Client;
+  let server: TaskCenterServer | null = null;
+  const workers: Worker[] = [];
+
+  async function startWorker(setup: (w: Worker) => void, options: ConstructorParameters<typeof Worker>[1] = {}): Promise<Worker> {
+    // Each worker on its own connection, as a separate process would have.
+    const worker = new Worker(await store.reopen(), { idleWait: 1000, heartbeatInterval: 1000, ...options });
+    setup(worker);
+    workers.push(worker);
+    await worker.start();
+    return worker;
+  }
+
+  async function api(): Promise<TaskCenterServer> {
+    server = await buildServer({ backend: store.backend });
+    await server.app.ready();
+    return server;
+  }
+
+  beforeEach(async () => {
+    store = await openStore();
+    client = new Client(store.backend);
+  });
+
+  afterEach(async () => {
+    await server?.app.close();
+    server = null;
+    await Promise.all(workers.splice(0).map((w) => w.stop({ timeout: 1000 })));
+    await client.close();
+    await store.cleanup();
+  });
+
+  it('a worker records its types, with the JSON Schema of each defined payload, before it claims', async () => {
+    const worker = await startWorker((w) => {
+      w.handle(deliver, async () => 'sent');
+      w.handle('report:*', async () => null);
+    });
+    const types = await store.backend.listTaskTypes();
+    expect(types.map((t) => t.type)).toEqual(['mail:deliver', 'report:*']);
+    const schema = types[0].schema!;
+    expect(schema).toMatchObject({ type: 'object', properties: { to: { type: 'string', format: 'email' }, subject: { type: 'string' } } });
+    // zod's input: a field with a default is optional to a producer.
+    expect(schema.required).toEqual(['to', 'subject']);
+    expect(types[1]).toMatchObject({ schema: null, queues: ['default'] });
+    const [entry] = await store.backend.listWorkers();
+    expect(entry).toMatchObject({ id: worker.id, types: ['mail:deliver', 'report:*'] });
+  });
+
+  it('the task center refuses a payload that does not match a recorded schema (422), naming the field', async () => {
+    await startWorker((w) => w.handle(deliver, async () => 'sent'));
+    const { app } = await api();
+    const bad = await app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 'mail:deliver', payload: { to: 'not-an-email' } } });
+    expect(bad.statusCode).toBe(422);
+    const error = bad.json<{ error: { code: string; message: string } }>().error;
+    expect(error.code).toBe('TL_VALIDATION_FAILED');
+    expect(error.message).toMatch(/^payload of "mail:deliver" does not match the schema its workers recorded: payload.subject is required; payload.to must match format "email"$/);
+    // The other enqueue forms, a batch and a schedule's task, are checked too; nothing was stored.
+    const viaPath = await app.inject({ method: 'POST', url: '/api/v1/tasks/mail:deliver', payload: { to: 'a@b.example' } });
+    expect(viaPath.statusCode).toBe(422);
+    const batch = await app.inject({
+      method: 'POST', url: '/api/v1/tasks',
+      payload: { tasks: [{ type: 'other', payload: 1 }, { type: 'mail:deliver', payload: { to: 5, subject: 's' } }] },
+    });
+    expect(batch.statusCode).toBe(422);
+    expect(batch.json<{ error: { message: string } }>().error.message).toMatch(/^item 1: .*payload.to must be string/);
+    const schedule = await app.inject({
+      method: 'POST', url: '/api/v1/schedules', payload: { id: 's', cron: '0 0 * * *', task: { type: 'mail:deliver', payload: {} } },
+    });
+    expect(schedule.statusCode).toBe(422);
+    expect((await store.backend.getQueue('default'))?.counts.queued ?? 0).toBe(0);
+    expect(await store.backend.listSchedules()).toEqual([]);
+    // A matching payload, and a type no worker recorded, are stored.
+    const good = await app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 'mail:deliver', payload: { to: 'a@b.example', subject: 'hi' } } });
+    expect(good.statusCode).toBe(201);
+    expect((await app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 'free:form', payload: [1, 2] } })).statusCode).toBe(201);
+  });
+
+  it('GET /api/v1/types lists each type with its schema, queues and the live workers that handle it', async () => {
+    const a = await startWorker((w) => w.handle(deliver, async () => 'sent'), { queues: ['mail'] });
+    const b = await startWorker((w) => w.handle('mail:*', async () => null), { queues: ['mail', 'default'] });
+    const { app } = await api();
+    const response = await app.inject({ method: 'GET', url: '/api/v1/types' });
+    expect(response.statusCode).toBe(200);
+    const { types } = response.json<{ types: { type: string; schema: unknown; queues: string[]; recorded_at: string; workers: { id: string }[] }[] }>();
+    expect(types.map((t) => [t.type, t.queues, t.workers.map((w) => w.id).sort()])).toEqual([
+      ['mail:*', ['mail', 'default'], [b.id]],
+      ['mail:deliver', ['mail'], [a.id, b.id].sort()],
+    ]);
+    expect(types[1].schema).toMatchObject({ type: 'object' });
+    expect(Date.parse(types[1].recorded_at)).toBeGreaterThan(0);
+    expect((await app.inject({ method: 'HEAD', url: '/api/v1/types' })).statusCode).toBe(200);
+  });
+
+  it('a task this worker has no handler for goes, without using an attempt, to the worker that has one', async () => {
+    const ranBy = new Map<string, string>();
+    const record = (worker: string) => async (_p: unknown, ctx: { task: { id: string } }) => {
+      ranBy.set(ctx.task.id, worker);
+      return worker;
+    };
+    // Both serve `default`, each with the other's types missing; the first starts first and
+    // claims everything it can.
+    await startWorker((w) => w.handle('only:a', record('a')), { concurrency: 4, id: 'worker-a' });
+    await startWorker((w) => w.handle('only:b', record('b')), { concurrency: 4, id: 'worker-b' });
+    const tasks = await client.enqueueMany([
+      ...Array.from({ length: 10 }, (_, i) => ({ type: 'only:a', payload: i, options: { maxRetries: 0 } })),
+      ...Array.from({ length: 10 }, (_, i) => ({ type: 'only:b', payload: i, options: { maxRetries: 0 } })),
+    ]);
+    await expect.poll(() => ranBy.size, { timeout: 20_000, interval: 100 }).toBe(20).catch(async (e: unknown) => {
+      for (const info of tasks) console.log(JSON.stringify(await client.getTask(info.id)));
+      throw e;
+    });
+    for (const info of tasks) {
+      const task = await client.getTask(info.id);
+      // maxRetries 0: a hand-back that used an attempt would have killed the task.
+      expect(task).toMatchObject({ state: 'completed', result: info.type === 'only:a' ? 'a' : 'b' });
+      const handedBack = task!.attempts.filter((attempt) => attempt.outcome === 'interrupted');
+      for (const attempt of handedBack) expect(attempt.error).toMatch(/^no handler for task type "only:[ab]" in worker worker-[ab]; handed back for worker worker-[ab], which handles it$/);
+      expect(task!.attempts.filter((attempt) => attempt.outcome === 'failed')).toEqual([]);
+    }
+  });
+
+  it('a task no live worker of its queue handles fails its attempts and dies, saying why', async () => {
+    await startWorker((w) => w.handle('known', async () => null));
+    const info = await client.enqueue('unknown', {}, { maxRetries: 0 });
+    await expect(client.waitFor(info.id, { timeout: 10_000 })).rejects.toMatchObject({ state: 'dead' });
+    const task = await client.getTask(info.id);
+    expect(task!.lastError).toMatch(/^no handler for task type "unknown" in worker .*; no live worker serving queue default handles it$/);
+  });
+});
