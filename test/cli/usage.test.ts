@@ -208,6 +208,11 @@ describe.each(BACKEND_KINDS)('settings reach the commands on %s', (kind) => {
     expect(parseJson(result)).toMatchObject({ queue: 'from-env' });
     expect(await (await store.open()).getTask('cfg-1')).toMatchObject({ maxRetries: 7, queue: 'from-env' });
 
+    // A command's flags win over the environment (and so over the config file).
+    const flagged = await runCli(['--json', 'enqueue', 'cfg', '--id', 'cfg-2', '--queue', 'from-flag', '--max-retries', '1'], { cwd: store.dir, env });
+    expect(flagged.code, flagged.stderr).toBe(0);
+    expect(await (await store.open()).getTask('cfg-2')).toMatchObject({ maxRetries: 1, queue: 'from-flag' });
+
     // --backend wins over a bad TASKLINE_BACKEND.
     const flagWins = await runCli([...store.args, '--json', 'task', 'get', 'cfg-1'], { cwd: store.dir, env: { TASKLINE_BACKEND: 'redis://127.0.0.1:1' } });
     expect(flagWins.code, flagWins.stderr).toBe(0);
