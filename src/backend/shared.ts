@@ -1,7 +1,7 @@
 /** Small pieces every backend shares. */
 import { TasklineError } from '../core/errors.js';
-import { wholeNumber } from '../core/validate.js';
-import { TASK_STATES, type AttemptRecord, type TaskState } from '../core/task.js';
+import { malformedStringPath, quote, wholeNumber } from '../core/validate.js';
+import { TASK_STATES, type AttemptRecord, type NewTask, type TaskState } from '../core/task.js';
 import { KEPT_STATES, MAX_KEEP, type KeptState, type QueueKeep } from './contract.js';
 
 /** Due scheduled/retrying tasks moved to queued per claim call, at most. */
@@ -44,6 +44,24 @@ export const MAX_STAT_MINUTES = 1440;
 /** A count argument of a read (a page size, a number of days …): a whole number 1 … max, else TL_INVALID_ARGUMENT. */
 export function countWithin(name: string, value: unknown, max: number): number {
   return wholeNumber('TL_INVALID_ARGUMENT', name, value, 1, max);
+}
+
+/**
+ * Refuses a task whose type, unique key, a header or a link holds a lone UTF-16 surrogate, with
+ * TL_INVALID_ARGUMENT naming the field. The validation layer (core/validate.ts) refuses these
+ * first; this is the stores' own guard for callers of the backend: Redis's Lua (cjson) cannot
+ * decode such a record, and no store can keep the text as UTF-8.
+ */
+export function checkStorableTasks(tasks: readonly NewTask[]): void {
+  for (const task of tasks) {
+    const at = malformedStringPath({ type: task.type, uniqueKey: task.uniqueKey, headers: task.headers, links: task.links });
+    if (at !== null) {
+      throw new TasklineError(
+        'TL_INVALID_ARGUMENT',
+        `task ${quote(task.id)}: ${at} must be well-formed Unicode, without a lone UTF-16 surrogate (a store cannot keep one)`,
+      );
+    }
+  }
 }
 
 /** A UTC day number (days since the epoch) as YYYY-MM-DD. */

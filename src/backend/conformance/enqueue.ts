@@ -1,6 +1,7 @@
 /** Conformance: storing tasks — single and batch, ids, conflicts, uniqueness, delay and runAt. */
 import { describe, expect, it } from 'vitest';
-import type { TaskRecord } from '../../core/task.js';
+import { isTasklineError } from '../../core/errors.js';
+import type { NewTask, TaskRecord } from '../../core/task.js';
 import {
   ackOk, claimTask, completeAck, deadAck, enqueueOne, HOUR, newTask, retryAck, useStore, type OpenStore,
 } from './harness.js';
@@ -49,6 +50,29 @@ export function enqueueConformance(openStore: OpenStore): void {
       const claimed = await claimTask(backend, id);
       expect(claimed.payload).toBe(JSON.stringify(payload));
       expect((await backend.getTask(id))!.payload).toEqual(payload);
+    });
+
+    it('refuses a lone UTF-16 surrogate in the type, a header or the unique key, naming the field, and stores nothing', async () => {
+      const { backend } = store;
+      const bad: [string, (task: NewTask) => void][] = [
+        ['type', (t) => (t.type = 'bad\ud800')],
+        ['headers.trace', (t) => (t.headers = { trace: '\udc00' })],
+        ['headers', (t) => (t.headers = { ['\ud83d']: 'x' })],
+        ['uniqueKey', (t) => ((t.uniqueKey = 'k\ud800'), (t.uniqueFor = 60_000))],
+      ];
+      for (const [field, spoil] of bad) {
+        const good = newTask('t', { field });
+        const task = newTask('t', { field });
+        spoil(task);
+        const error = await backend.enqueue([good, task]).catch((e: unknown) => e);
+        expect(isTasklineError(error, 'TL_INVALID_ARGUMENT'), String(error)).toBe(true);
+        expect((error as Error).message).toContain(field);
+        expect(await backend.getTask(good.id)).toBeNull();
+      }
+      // A well-formed pair (an emoji) is fine.
+      const id = await enqueueOne(backend, 'emoji:\ud83d\ude00', {}, { headers: { face: '\ud83d\ude00' } });
+      expect(await backend.getTask(id)).toMatchObject({ type: 'emoji:😀', headers: { face: '😀' } });
+      expect(await backend.listQueues()).toHaveLength(1);
     });
 
     it('returns an empty list for an empty batch', async () => {

@@ -286,6 +286,15 @@ export function fireConformance(openStore: OpenStore): void {
       expect((await backend.listFires('s', 'default', 1))[0]).toMatchObject({ outcome: 'enqueued', taskId: claimed.id, taskState: null });
     });
 
+    it('refuses a fire whose task holds a lone UTF-16 surrogate, and records nothing', async () => {
+      const { backend } = store;
+      const fire = enqueueFire('s', MINUTE);
+      fire.task!.headers = { note: '\ud800' };
+      await expectCode(backend.fire([batch('s', [fire])]), 'TL_INVALID_ARGUMENT');
+      expect(await backend.listFires('s', 'default', 10)).toEqual([]);
+      expect(await backend.getTask(fire.fireId)).toBeNull();
+    });
+
     it('listFires is per schedule and per queue, and honours the limit', async () => {
       const { backend } = store;
       await fireOne(backend, batch('a', [1, 2, 3, 4].map((n) => missedFire('a', n * MINUTE))));

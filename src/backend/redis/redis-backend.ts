@@ -19,7 +19,7 @@ import { decodeTaskType, encodeTaskType } from '../task-types.js';
 import { decodeClaimed, decodeRecord, encodeAttempt, encodeRecordFragment } from './codec.js';
 import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
 import {
-  countWithin, dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, MAX_STAT_DAYS, MAX_STAT_MINUTES, operationError, validateQueueKeep,
+  checkStorableTasks, countWithin, dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, MAX_STAT_DAYS, MAX_STAT_MINUTES, operationError, validateQueueKeep,
 } from '../shared.js';
 
 export interface RedisBackendOptions {
@@ -141,7 +141,9 @@ export class RedisBackend implements SchedulingBackend {
   // ── producing ───────────────────────────────────────────────────────────────
 
   /** Enqueues of a tick go together: one script call per queue (EnqueueGroups). */
-  enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+  async enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+    // Before grouping: one caller's bad task must not fail the others of its group.
+    checkStorableTasks(tasks);
     return this.enqueues.enqueue(tasks);
   }
 

@@ -9,7 +9,7 @@ import {
   type SchedulerList, type SchedulerStatus, type ScheduleChanges, type ScheduleStore, type ScheduleUpdate,
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../page-cursor.js';
-import { countWithin, validateLockKey } from '../shared.js';
+import { checkStorableTasks, countWithin, validateLockKey } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
 import type { RedisKeys } from './keys.js';
 import type { ScriptCall, ScriptRunner } from './scripts.js';
@@ -164,6 +164,7 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
   /** The fires of each queue in one fire.lua call; all calls in one round trip. */
   async fire(batches: FireBatch[]): Promise<FireResult[][]> {
     if (batches.length === 0) return [];
+    checkStorableTasks(batches.flatMap((b) => b.fires.flatMap((f) => (f.task ? [f.task] : []))));
     this.scope.register(batches.map((b) => b.queue));
     const byQueue = new Map<string, number[]>();
     batches.forEach((batch, i) => {

@@ -8,7 +8,7 @@ import { TasklineError } from '../../core/errors.js';
 import { isFinished, isTaskState, type TaskState } from '../../core/task.js';
 import type { FireBatch, FireOutcome, FireRecord, FireRequest, FireResult } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../page-cursor.js';
-import { countWithin } from '../shared.js';
+import { checkStorableTasks, countWithin } from '../shared.js';
 import type { StatementCache } from './database.js';
 import { enqueueTasks } from './enqueue.js';
 import { operateTask } from './operate.js';
@@ -16,6 +16,7 @@ import type { Transition } from './transition.js';
 
 /** Applies each batch in order; the caller runs them in one transaction. */
 export function fireBatches(t: Transition, batches: FireBatch[]): FireResult[][] {
+  checkStorableTasks(batches.flatMap((b) => b.fires.flatMap((f) => (f.task ? [f.task] : []))));
   return batches.map((batch) => fireBatch(t, batch));
 }
 

@@ -20,7 +20,7 @@ import type {
   FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
-import { validateLockKey, validateQueueKeep } from '../shared.js';
+import { checkStorableTasks, validateLockKey, validateQueueKeep } from '../shared.js';
 import { ackAttempts, renewLeases, reportProgress } from './ack.js';
 import { claimTasks } from './claim.js';
 import { openDatabase, retryBusy, StatementCache, type Synchronous } from './database.js';
@@ -134,7 +134,8 @@ export class SqliteBackend implements SchedulingBackend {
   // ── producing ───────────────────────────────────────────────────────────────
 
   /** Enqueues of a tick go together, in one transaction (EnqueueGroups). */
-  enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+  async enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+    checkStorableTasks(tasks);
     return this.enqueues.enqueue(tasks);
   }
 
