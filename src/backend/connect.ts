@@ -67,3 +67,14 @@ export function resolveBackendUrl(env: NodeJS.ProcessEnv): string {
   if (redisSettings.length > 0) return redisSettings[0][1];
   return DEFAULT_BACKEND_URL;
 }
+
+/** Where a backend URL points, without credentials, for messages: `127.0.0.1:6379`, `./taskline.db`. */
+export function storeLocation(url: string): string {
+  if (url.startsWith('sqlite:')) return url.slice('sqlite:'.length);
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || '6379'}${parsed.pathname.length > 1 ? parsed.pathname : ''}`;
+  } catch {
+    return url.replace(/\/\/[^@/]*@/, '//');
+  }
+}

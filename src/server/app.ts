@@ -123,7 +123,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
     ...workerRoutes(ctx),
     ...typeRoutes(ctx),
     ...eventRoutes(ctx, streams, options.sse ?? {}),
-    ...healthRoutes(options.backend),
+    ...healthRoutes(options.backend, errorContext.store),
   ];
   registerRoutes(app, auth, routes);
 

@@ -13,6 +13,8 @@ import { followScheduler } from './metrics.js';
 
 export interface TaskCenterOptions {
   backend: Backend;
+  /** Where the store is (`127.0.0.1:6379`, `./taskline.db`), named in the 503 of an outage. Default: only the store's kind. */
+  storeAddress?: string;
   port: number;
   /** Default: 127.0.0.1 without a token, every interface with one. */
   host?: string;
@@ -38,6 +40,7 @@ export interface RunningTaskCenter {
 export async function startTaskCenter(options: TaskCenterOptions): Promise<RunningTaskCenter> {
   const server = await buildServer({
     backend: options.backend,
+    storeAddress: options.storeAddress,
     apiToken: options.apiToken,
     readToken: options.readToken,
     registry: options.registry,

@@ -15,6 +15,7 @@ import type { Scheduler } from '../../scheduler/scheduler.js';
 import type { CliContext } from '../context.js';
 import { withContext } from '../run.js';
 import { listenForShutdown } from '../signals.js';
+import { storeLocation } from '../../backend/connect.js';
 
 interface DevOptions {
   concurrency: number;
@@ -83,7 +84,7 @@ async function startDevApi(ctx: CliContext, backend: Backend, worker: Worker, sc
   const registry = createRegistry();
   instrumentWorker(worker, registry);
   try {
-    const center = await startTaskCenter({ backend, port: ctx.settings.port, apiToken: ctx.settings.apiToken, readToken: ctx.settings.readToken, registry, scheduler });
+    const center = await startTaskCenter({ backend, storeAddress: storeLocation(ctx.settings.backend), port: ctx.settings.port, apiToken: ctx.settings.apiToken, readToken: ctx.settings.readToken, registry, scheduler });
     return { stop: () => center.stop(), line: `  http api    ${center.url}/api/v1 · metrics ${center.url}/metrics · OpenAPI ${center.url}/openapi.json`, json: { running: true, url: center.url } };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);

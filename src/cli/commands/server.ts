@@ -4,6 +4,7 @@ import { VERSION } from '../../version.js';
 import { positiveInt } from '../args.js';
 import { withContext } from '../run.js';
 import { listenForShutdown } from '../signals.js';
+import { storeLocation } from '../../backend/connect.js';
 
 interface ServerCommandOptions {
   port?: number;
@@ -39,6 +40,7 @@ export function registerServerCommand(program: Command): void {
           : null;
         const center = await startTaskCenter({
           backend,
+          storeAddress: storeLocation(ctx.settings.backend),
           port: options.port ?? ctx.settings.port,
           host: options.host,
           insecure: options.insecure === true,
