@@ -104,3 +104,36 @@ export function normalizeAttempt(raw: Partial<AttemptRecord>): AttemptRecord {
     workerId: raw.workerId ?? null,
   };
 }
+
+/**
+ * Fields of records a store read that held stored text it could not decode (a payload, result
+ * or progress that is not JSON is given as the text itself). Kept beside the records, not in
+ * them: the record types are public, and only a presenter needs to know (server/present.ts).
+ */
+const unreadable = new WeakMap<object, string[]>();
+
+/** Notes that `field` of a record just decoded held text that is not JSON. */
+export function noteUnreadable(record: object, field: string): void {
+  const fields = unreadable.get(record);
+  if (fields) fields.push(field);
+  else unreadable.set(record, [field]);
+}
+
+/** The fields of a record that held text the store could not decode (noteUnreadable). */
+export function unreadableFields(record: object): readonly string[] {
+  return unreadable.get(record) ?? [];
+}
+
+/**
+ * Stored JSON text as its value: null for none; text that is not JSON (a corrupt write, an older
+ * version's plain text) is the text itself, and `onUnreadable` hears of it.
+ */
+export function parseStoredJson(text: string | null | undefined, onUnreadable?: () => void): unknown {
+  if (text === null || text === undefined || text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    onUnreadable?.();
+    return text;
+  }
+}

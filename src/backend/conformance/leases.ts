@@ -354,6 +354,18 @@ export function leaseConformance(openStore: OpenStore): void {
       expect(await backend.getTask(claimed.id)).toMatchObject({ state: 'completed', progress: 100, logs: [{ at: 5, message: 'hi' }] });
     });
 
+    it('keeps a log line or progress holding a lone UTF-16 surrogate (a store may read it back as U+FFFD)', async () => {
+      const { backend } = store;
+      const claimed = await claimTask(backend, await enqueueOne(backend));
+      const lease = { id: claimed.id, queue: claimed.queue, token: claimed.token };
+      expect(await backend.reportProgress(lease, { logs: [{ at: 1, message: 'half \ud800 a pair' }], progress: { note: '\udc00' } })).toBe('ok');
+      expect(await backend.reportProgress(lease, { logs: [{ at: 2, message: 'next' }] })).toBe('ok');
+      await ackOk(backend, completeAck(claimed));
+      const record = (await backend.getTask(claimed.id))!;
+      expect(record.logs.map((l) => l.message)).toEqual([expect.stringMatching(/^half [\ud800\ufffd] a pair$/), 'next']);
+      expect(record.progress).toEqual({ note: expect.stringMatching(/^[\udc00\ufffd]$/) });
+    });
+
     it('rejects a stale token and stores nothing', async () => {
       const { backend } = store;
       const claimed = await claimTask(backend, await enqueueOne(backend));

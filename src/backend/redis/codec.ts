@@ -1,7 +1,7 @@
 /** Encoding of task records in Redis: a compact JSON object with short field names (lua/_lib.lua). */
 import type { AttemptRecord, BackoffSpec, NewTask, TaskLinks, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
 import type { ClaimedTask } from '../contract.js';
-import { normalizeAttempt } from '../shared.js';
+import { normalizeAttempt, noteUnreadable, parseStoredJson } from '../shared.js';
 
 /** The stored record, as the Lua scripts write it. */
 export interface StoredMeta {
@@ -107,16 +107,6 @@ export function decodeClaimed(queue: string, id: string, rawMeta: string, payloa
   };
 }
 
-function parseJson(text: string | null | undefined): unknown {
-  if (text === null || text === undefined || text === '') return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-
 export function decodeRecord(
   queue: string,
   id: string,
@@ -124,12 +114,13 @@ export function decodeRecord(
   extras: { payload?: string | null; result?: string | null; attempts?: string | null; logs?: string | null },
 ): TaskRecord {
   const m = JSON.parse(rawMeta) as StoredMeta;
-  const attempts = (parseJson(extras.attempts) as (Partial<AttemptRecord> & ShortAttempt)[] | null) ?? [];
-  const logs = (parseJson(extras.logs) as TaskLogLine[] | null) ?? [];
-  return {
+  const attempts = (parseStoredJson(extras.attempts) as (Partial<AttemptRecord> & ShortAttempt)[] | null) ?? [];
+  const logs = (parseStoredJson(extras.logs) as TaskLogLine[] | null) ?? [];
+  const unreadable: string[] = [];
+  const record: TaskRecord = {
     id,
     type: m.t,
-    payload: parseJson(extras.payload),
+    payload: parseStoredJson(extras.payload, () => unreadable.push('payload')),
     queue,
     state: m.s,
     attempt: m.a ?? 0,
@@ -137,7 +128,7 @@ export function decodeRecord(
     timeout: m.o,
     deadline: m.d ?? null,
     lastError: m.le ?? null,
-    result: parseJson(extras.result),
+    result: parseStoredJson(extras.result, () => unreadable.push('result')),
     createdAt: m.c,
     enqueuedAt: m.e ?? null,
     startedAt: m.sa ?? null,
@@ -150,11 +141,13 @@ export function decodeRecord(
     headers: objectOrEmpty(m.h),
     links: objectOrEmpty(m.l),
     // Stored as JSON text (lua/progress.lua).
-    progress: typeof m.p === 'string' ? parseJson(m.p) : (m.p ?? null),
+    progress: typeof m.p === 'string' ? parseStoredJson(m.p, () => unreadable.push('progress')) : (m.p ?? null),
     cancelRequested: m.x === 1,
     attempts: withCompletingAttempt(m, Array.isArray(attempts) ? attempts.map(decodeAttempt) : []),
     logs: Array.isArray(logs) ? logs : [],
   };
+  for (const field of unreadable) noteUnreadable(record, field);
+  return record;
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   type SchedulerList, type SchedulerStatus, type ScheduleChanges, type ScheduleStore, type ScheduleUpdate,
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../page-cursor.js';
-import { checkStorableTasks, countWithin, validateLockKey } from '../shared.js';
+import { checkStorableTasks, countWithin, noteUnreadable, validateLockKey } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
 import type { RedisKeys } from './keys.js';
 import type { ScriptCall, ScriptRunner } from './scripts.js';
@@ -212,19 +212,7 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
     const call = this.scope.queueScript('fire-history', queue, [limit], [this.scope.keys.fireHistory(queue, scheduleId)]);
     const reply = (await this.scope.call(() => this.scope.scripts.run(this.scope.redis, call.name, call.keys, call.args))) as string[];
     const fires: FireRecord[] = [];
-    for (let i = 0; i < reply.length; i += 2) {
-      const entry = JSON.parse(reply[i]) as { f: string; n: number; o: string; t?: string; e?: number };
-      const state = reply[i + 1];
-      fires.push({
-        fireId: entry.f,
-        nominalAt: entry.n,
-        enqueuedAt: entry.e ?? null,
-        lagMs: entry.e === undefined ? null : entry.e - entry.n,
-        outcome: entry.o,
-        taskId: entry.t ?? null,
-        taskState: isTaskState(state) ? state : null,
-      });
-    }
+    for (let i = 0; i < reply.length; i += 3) fires.push(decodeFire(reply[i], reply[i + 1], reply[i + 2]));
     return fires;
   }
 
@@ -274,6 +262,32 @@ function decodeSchedule(def: string, meta: string, state: string | null): Schedu
       buffered: s.buffered ?? null,
     },
   };
+}
+
+/** A fire record as fire.lua writes it; one that is not (corrupt JSON) still lists, by its id. */
+function decodeFire(fireId: string, raw: string, state: string): FireRecord {
+  let entry: { f?: unknown; n?: unknown; o?: unknown; t?: unknown; e?: unknown } = {};
+  let readable = true;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) entry = parsed;
+    else readable = false;
+  } catch {
+    readable = false;
+  }
+  const nominalAt = typeof entry.n === 'number' ? entry.n : Number.NaN;
+  const enqueuedAt = typeof entry.e === 'number' ? entry.e : null;
+  const fire: FireRecord = {
+    fireId: typeof entry.f === 'string' ? entry.f : fireId,
+    nominalAt,
+    enqueuedAt,
+    lagMs: enqueuedAt === null ? null : enqueuedAt - nominalAt,
+    outcome: typeof entry.o === 'string' ? entry.o : '',
+    taskId: typeof entry.t === 'string' ? entry.t : null,
+    taskState: isTaskState(state) ? state : null,
+  };
+  if (!readable) noteUnreadable(fire, 'record');
+  return fire;
 }
 
 function decodeLease(holder: unknown, epoch: unknown, expires: unknown, through: unknown): SchedulerLease | null {

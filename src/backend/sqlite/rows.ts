@@ -1,7 +1,7 @@
 /** Rows of the `tasks` table and their decoding into the contract's shapes. */
 import type { AttemptRecord, BackoffSpec, TaskLinks, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
 import type { ClaimedTask } from '../contract.js';
-import { normalizeAttempt } from '../shared.js';
+import { normalizeAttempt, noteUnreadable, parseStoredJson } from '../shared.js';
 
 /** A `tasks` row joined with its payload (see migrations/0001_init.sql). */
 export interface TaskRow {
@@ -42,20 +42,10 @@ export const TASK_FROM = 'FROM tasks t LEFT JOIN payloads p ON p.id = t.id';
 /** The columns a claim needs. */
 export type ClaimRow = Pick<TaskRow, 'id' | 'type' | 'attempt' | 'max_retries' | 'timeout' | 'deadline' | 'created_at' | 'headers' | 'links' | 'backoff' | 'payload'>;
 
-function parseJson(text: string | null): unknown {
-  if (text === null || text === '') return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
 function parseObject<T extends object>(text: string | null): T {
-  const value = parseJson(text);
+  const value = parseStoredJson(text);
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as T) : ({} as T);
 }
-
 
 export function decodeClaimed(queue: string, row: ClaimRow, startedAt: number, token: string, leaseExpiresAt: number): ClaimedTask {
   return {
@@ -71,19 +61,20 @@ export function decodeClaimed(queue: string, row: ClaimRow, startedAt: number, t
     startedAt,
     headers: parseObject(row.headers),
     links: parseObject(row.links),
-    backoff: parseJson(row.backoff) as BackoffSpec | null,
+    backoff: parseStoredJson(row.backoff) as BackoffSpec | null,
     token,
     leaseExpiresAt,
   };
 }
 
 export function decodeRecord(row: TaskRow): TaskRecord {
-  const attempts = parseJson(row.attempts);
-  const logs = parseJson(row.logs);
-  return {
+  const attempts = parseStoredJson(row.attempts);
+  const logs = parseStoredJson(row.logs);
+  const unreadable: string[] = [];
+  const record: TaskRecord = {
     id: row.id,
     type: row.type,
-    payload: parseJson(row.payload),
+    payload: parseStoredJson(row.payload, () => unreadable.push('payload')),
     queue: row.queue,
     state: row.state,
     attempt: row.attempt,
@@ -91,7 +82,7 @@ export function decodeRecord(row: TaskRow): TaskRecord {
     timeout: row.timeout,
     deadline: row.deadline,
     lastError: row.last_error,
-    result: parseJson(row.result),
+    result: parseStoredJson(row.result, () => unreadable.push('result')),
     createdAt: row.created_at,
     enqueuedAt: row.enqueued_at,
     startedAt: row.started_at,
@@ -100,12 +91,14 @@ export function decodeRecord(row: TaskRow): TaskRecord {
     workerId: row.worker_id,
     uniqueKey: row.unique_key,
     retention: row.retention,
-    backoff: parseJson(row.backoff) as BackoffSpec | null,
+    backoff: parseStoredJson(row.backoff) as BackoffSpec | null,
     headers: parseObject<Record<string, string>>(row.headers),
     links: parseObject<TaskLinks>(row.links),
-    progress: parseJson(row.progress),
+    progress: parseStoredJson(row.progress, () => unreadable.push('progress')),
     cancelRequested: row.cancel_requested === 1,
     attempts: Array.isArray(attempts) ? (attempts as Partial<AttemptRecord>[]).map(normalizeAttempt) : [],
     logs: Array.isArray(logs) ? (logs as TaskLogLine[]) : [],
   };
+  for (const field of unreadable) noteUnreadable(record, field);
+  return record;
 }

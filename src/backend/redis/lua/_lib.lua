@@ -43,10 +43,51 @@ local ZSET_OF = {
 }
 local FINISHED = { completed = true, dead = true, cancelled = true }
 
+-- cjson refuses a \u escape of half a surrogate pair that stands alone (JSON.stringify writes
+-- one for a JS string with a lone surrogate). Such text — a record stored before enqueue refused
+-- lone surrogates, or a log line — is decoded with each lone half read as U+FFFD (re-encoded so
+-- when the record is next written), rather than failing every script that reads it: one task
+-- must not stop its queue's claims and counts.
+local function without_lone_surrogates(raw)
+  local out, from, at = {}, 1, 1
+  while true do
+    at = string.find(raw, '\\', at, true)
+    if not at then break end
+    if string.sub(raw, at + 1, at + 1) ~= 'u' then
+      at = at + 2 -- an escaped character (\\ included): skipped whole
+    else
+      local code = tonumber(string.sub(raw, at + 2, at + 5), 16) or 0
+      local low = string.sub(raw, at + 6, at + 7) == '\\u' and tonumber(string.sub(raw, at + 8, at + 11), 16) or 0
+      if code >= 0xD800 and code <= 0xDBFF and low >= 0xDC00 and low <= 0xDFFF then
+        at = at + 12 -- a pair
+      elseif code >= 0xD800 and code <= 0xDFFF then
+        out[#out + 1] = string.sub(raw, from, at - 1)
+        out[#out + 1] = '\\ufffd'
+        at = at + 6
+        from = at
+      else
+        at = at + 6
+      end
+    end
+  end
+  if from == 1 then return raw end
+  out[#out + 1] = string.sub(raw, from)
+  return table.concat(out)
+end
+
+-- cjson.decode, reading lone surrogate escapes as U+FFFD (see above).
+local function decode_json(raw)
+  local ok, value = pcall(cjson.decode, raw)
+  if ok then return value end
+  local repaired = without_lone_surrogates(raw)
+  if repaired == raw then error(value) end
+  return cjson.decode(repaired)
+end
+
 local function get_meta(id)
   local raw = redis.call('HGET', K_META, id)
   if not raw then return nil end
-  return cjson.decode(raw)
+  return decode_json(raw)
 end
 
 local function put_meta(id, m)
@@ -124,7 +165,7 @@ end
 -- The type of such a record, for a lifecycle line only (a pattern costs ~5k instructions per record
 -- in Redis's Lua): after the c and e members as enqueue writes them, else decoded.
 local function first_record_type(raw)
-  return string.match(raw, '^{"s":"queued","c":%d+,"e":%d+,"t":"([^"\\]*)",') or cjson.decode(raw).t
+  return string.match(raw, '^{"s":"queued","c":%d+,"e":%d+,"t":"([^"\\]*)",') or decode_json(raw).t
 end
 
 -- The head claim writes for a lease: a running record starts with it (fast path) or holds the
@@ -145,7 +186,7 @@ local function held_with(raw, token)
   local head = lease_head(token)
   if string.find(raw, head, 1, true) == 1 then return #head + 1 end
   if not string.find(raw, token, 1, true) then return false end
-  local m = cjson.decode(raw)
+  local m = decode_json(raw)
   return m.s == 'running' and m.k == token and m
 end
 
@@ -333,7 +374,7 @@ local function fragment_type(fragment)
   local plain = string.match(fragment, '^"t":"([^"\\]*)","m":')
   if plain then return plain end
   local type_json = string.match(fragment, '^"t":(".-"),"m":')
-  return type_json and cjson.decode(type_json) or ''
+  return type_json and decode_json(type_json) or ''
 end
 
 -- Stores one new task. Returns its state ('queued' | 'scheduled'), 'id' (the id exists) or
@@ -464,7 +505,7 @@ local function claim_batch(o)
           sent = raw
           if heard().lifecycle then type = first_record_type(raw) end
         else
-          local m = cjson.decode(raw)
+          local m = decode_json(raw)
           m.s = 'running'
           m.a = (m.a or 0) + 1
           m.sa = NOW
@@ -589,7 +630,7 @@ local function ack_batch(o)
         TRIM.completed = true
         gone[#gone + 1] = id
         if heard().finished then
-          announce_finished(id, 'completed', plain_type or (type(lease) == 'table' and lease or cjson.decode(metas[i])).t)
+          announce_finished(id, 'completed', plain_type or (type(lease) == 'table' and lease or decode_json(metas[i])).t)
         end
       elseif plain_type then
         -- The common case, as text: completed, finished then, kept for the default retention.
@@ -601,7 +642,7 @@ local function ack_batch(o)
         announce_finished(id, 'completed', plain_type)
       else
         -- held_with decoded a record it did not find in the fast shape; only those are decoded here.
-        local m = type(lease) == 'table' and lease or cjson.decode(metas[i])
+        local m = type(lease) == 'table' and lease or decode_json(metas[i])
         m.k = nil
         if finished then
           finish(id, m, 'completed', retention.completed)

@@ -51,7 +51,7 @@ end
 local function recorded_task(fire_id)
   local raw = redis.call('HGET', K_FIRES, fire_id)
   if not raw then return '' end
-  return cjson.decode(raw).t or ''
+  return decode_json(raw).t or ''
 end
 
 -- The schedule's latest run is recorded with the fires (firefloor field 'run:<schedule id>'; a

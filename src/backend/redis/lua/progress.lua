@@ -7,8 +7,8 @@ local raw = redis.call('HGET', K_META, id)
 local lease = held_with(raw, token)
 if not lease then return 0 end
 if ARGV[6] ~= '' then
-  local lines = cjson.decode(redis.call('HGET', K_LOGS, id) or '[]')
-  for _, line in ipairs(cjson.decode(ARGV[6])) do lines[#lines + 1] = line end
+  local lines = decode_json(redis.call('HGET', K_LOGS, id) or '[]')
+  for _, line in ipairs(decode_json(ARGV[6])) do lines[#lines + 1] = line end
   local keep = tonumber(ARGV[8])
   if #lines > keep then
     local trimmed = {}
@@ -18,7 +18,7 @@ if ARGV[6] ~= '' then
   redis.call('HSET', K_LOGS, id, cjson.encode(lines))
 end
 if ARGV[7] ~= '' then
-  local m = type(lease) == 'table' and lease or cjson.decode(raw)
+  local m = type(lease) == 'table' and lease or decode_json(raw)
   -- Kept as JSON text: a cjson round trip would turn [] into {} and cut numbers to 14 digits.
   m.p = ARGV[7]
   put_meta(id, m)

@@ -5,8 +5,11 @@
 local oldest = -1
 local oldest_id = redis.call('LINDEX', K_QUEUED, -1)
 if oldest_id then
-  local m = get_meta(oldest_id)
-  if m and m.e then oldest = m.e end
+  -- A read: a record that cannot be decoded, or holds no time, leaves the latency unknown (0)
+  -- rather than failing the queue's listing.
+  local ok, m = pcall(get_meta, oldest_id)
+  local e = ok and type(m) == 'table' and tonumber(m.e)
+  if e and e >= 0 and e < 1e15 then oldest = math.floor(e) end
 end
 local totals = redis.call('HMGET', K_STATS, 'processed', 'failed')
 local keep = keep_bounds()

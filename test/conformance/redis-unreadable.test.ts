@@ -1,0 +1,96 @@
+/**
+ * Redis-only: records the backend would refuse today, written straight into Redis (as an older
+ * version, or a hand, may have left them). cjson cannot decode a lone UTF-16 surrogate escape
+ * (`"\ud800"`, which JSON.stringify writes), so before lua/_lib.lua's decode_json one such
+ * header failed every script that read its task: the queue's counts (GET /api/v1/queues and
+ * /stats, for everyone), claims, acks, fire history. Now such a record is read with U+FFFD in
+ * place of the lone half, and reads skip what they cannot decode at all.
+ */
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RedisBackend } from '../../src/backend/redis/redis-backend.js';
+import { unreadableFields } from '../../src/backend/shared.js';
+import { batch, enqueueFire } from '../../src/backend/conformance/scheduling-harness.js';
+import { completeAck, enqueueOne, WORKER } from '../../src/backend/conformance/harness.js';
+import { REDIS_URL, redisStore, type TestStore } from '../helpers/stores.js';
+
+describe('Redis: records with lone surrogates or corrupt JSON', () => {
+  let store: TestStore;
+  let backend: RedisBackend;
+  let redis: Redis;
+
+  beforeEach(async () => {
+    store = await redisStore();
+    backend = store.backend as RedisBackend;
+    redis = new Redis(REDIS_URL);
+  });
+
+  afterEach(async () => {
+    redis.disconnect();
+    await store.cleanup();
+  });
+
+  /** Rewrites a task's stored record; the type member first, so claims take the decoding path. */
+  async function rewriteMeta(id: string, change: (m: Record<string, unknown>) => void, queue = 'default'): Promise<void> {
+    const key = backend.keys.queueKey(queue, 'meta');
+    const m = JSON.parse((await redis.hget(key, id))!) as Record<string, unknown>;
+    change(m);
+    const { t, ...rest } = m;
+    await redis.hset(key, id, JSON.stringify({ t, ...rest }));
+  }
+
+  it('counts, lists, claims, completes and operates on tasks whose type or header holds a lone surrogate', async () => {
+    const ids = [await enqueueOne(backend), await enqueueOne(backend), await enqueueOne(backend)];
+    await rewriteMeta(ids[0], (m) => (m.h = { note: '\ud800' }));
+    await rewriteMeta(ids[1], (m) => (m.t = 'bad\udc00type'));
+    await rewriteMeta(ids[2], (m) => (m.h = { '\ud83d': 'x', pair: '\ud83d\ude00' }));
+    const raw = await redis.hget(backend.keys.queueKey('default', 'meta'), ids[0]);
+    expect(raw).toContain('\\ud800');
+
+    // The oldest queued task is read for the latency: the queue still lists.
+    const [queue] = await backend.listQueues();
+    expect(queue).toMatchObject({ name: 'default', counts: { queued: 3 } });
+    expect(await backend.getTask(ids[0])).toMatchObject({ headers: { note: '\ud800' } });
+
+    const [claim] = await backend.claim(WORKER, [{ queue: 'default', count: 3 }], 30_000);
+    expect(claim.tasks.map((t) => t.id).sort()).toEqual([...ids].sort());
+    // Re-encoded by the claim: the lone half is U+FFFD now; a pair stays.
+    expect((await backend.getTask(ids[0]))!.headers).toEqual({ note: '\ufffd' });
+    expect((await backend.getTask(ids[1]))!.type).toBe('bad\ufffdtype');
+    expect((await backend.getTask(ids[2]))!.headers).toEqual({ '\ufffd': 'x', pair: '😀' });
+    const byId = new Map(claim.tasks.map((t) => [t.id, t]));
+    expect(await backend.ack([completeAck(byId.get(ids[0])!), completeAck(byId.get(ids[1])!)])).toEqual(['ok', 'ok']);
+    expect(await backend.cancelTask(ids[2])).toBe('cancel-requested');
+    expect((await backend.getQueue('default'))!.counts).toMatchObject({ completed: 2, running: 1 });
+  });
+
+  it('a queue whose oldest queued record is not JSON at all still lists, with an unknown latency', async () => {
+    const id = await enqueueOne(backend);
+    await enqueueOne(backend);
+    await redis.hset(backend.keys.queueKey('default', 'meta'), id, '{not json');
+    const [queue] = await backend.listQueues();
+    expect(queue).toMatchObject({ name: 'default', latency: 0, counts: { queued: 2 } });
+  });
+
+  it('fire history lists fires whose task record holds a lone surrogate, or whose own record is corrupt', async () => {
+    const fires = [enqueueFire('s', 60_000), enqueueFire('s', 120_000), enqueueFire('s', 180_000)];
+    await backend.fire([batch('s', fires)]);
+    await rewriteMeta(fires[0].fireId, (m) => (m.h = { note: '\ud800' }));
+    await redis.hset(backend.keys.queueKey('default', 'fires'), fires[1].fireId, '{"f":');
+    const history = await backend.listFires('s', 'default', 10);
+    expect(history.map((f) => f.fireId)).toEqual([fires[2].fireId, fires[1].fireId, fires[0].fireId]);
+    expect(history[2]).toMatchObject({ outcome: 'enqueued', taskState: 'queued' });
+    expect(history[1]).toMatchObject({ fireId: fires[1].fireId, nominalAt: Number.NaN, outcome: '' });
+    expect(unreadableFields(history[1])).toEqual(['record']);
+    expect(unreadableFields(history[0])).toEqual([]);
+  });
+
+  it('reads a payload, result or progress that is not JSON as its text, and says so', async () => {
+    const id = await enqueueOne(backend);
+    await redis.hset(backend.keys.queueKey('default', 'payload'), id, '{"half":');
+    await redis.hset(backend.keys.queueKey('default', 'result'), id, 'not json');
+    const record = (await backend.getTask(id))!;
+    expect(record).toMatchObject({ payload: '{"half":', result: 'not json' });
+    expect(unreadableFields(record)).toEqual(['payload', 'result']);
+  });
+});
