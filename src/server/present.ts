@@ -1,14 +1,68 @@
-/** The API's view of stored things: snake_case fields and ISO-8601 times (DESIGN §9). */
+/**
+ * The API's view of stored things: snake_case fields and ISO-8601 times (DESIGN §9).
+ *
+ * A stored value that cannot be presented never makes a read fail: validation keeps such values
+ * out of the store, but a store may hold ones written by an older version or by hand, and one bad
+ * task must not break a listing for everyone. Such a value is presented in one way everywhere:
+ * - a time that is not a number Date holds (9007199254740991, 1e300, text) is `null`;
+ * - a count that is not a whole number is `0`;
+ * - a payload, result or progress stored as text that is not JSON is that text, as a string;
+ * and the view lists the fields so presented in `invalid`, by name, e.g.
+ * `"invalid": ["next_run_at", "attempts[0].started_at"]`. Views with nothing invalid have no
+ * `invalid` member. (Strings with a lone UTF-16 surrogate need no marker: JSON escapes them
+ * losslessly, as `\ud800`.)
+ */
 import type { FireRecord, QueueInfo, SchedulerLease, SchedulerStatus, WorkerInfo } from '../backend/contract.js';
+import { unreadableFields } from '../backend/shared.js';
 import type { TaskRecord } from '../core/task.js';
 import type { Schedule } from '../scheduler/schedule.js';
 
-export function iso(ms: number | null | undefined): string | null {
-  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
+/** An ISO-8601 time, or null for none — and for a value that is not a time Date holds. */
+export function iso(ms: unknown): string | null {
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) return null;
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
 }
 
+/** Collects the fields of one view that could not be presented as stored. */
+class Marks {
+  readonly invalid: string[] = [];
+
+  constructor(readonly prefix = '') {}
+
+  /** A stored time (null: none) as ISO-8601; a value that is not a time is null, and marked. */
+  time(field: string, ms: unknown): string | null {
+    if (ms === null || ms === undefined) return null;
+    const text = iso(ms);
+    if (text === null) this.invalid.push(this.prefix + field);
+    return text;
+  }
+
+  /** A stored count; a value that is not a whole number is 0, and marked. */
+  count(field: string, n: unknown): number {
+    if (typeof n === 'number' && Number.isSafeInteger(n)) return n;
+    this.invalid.push(this.prefix + field);
+    return 0;
+  }
+
+  note(fields: Iterable<string>): void {
+    for (const field of fields) this.invalid.push(this.prefix + field);
+  }
+
+  /** The view, with `invalid` when anything was marked. */
+  view<T extends object>(view: T): T & { invalid?: string[] } {
+    return this.invalid.length === 0 ? view : { ...view, invalid: this.invalid };
+  }
+}
+
+/** Stored JSON fields of a task and their names in the view. */
+const JSON_FIELDS: Record<string, string> = { payload: 'payload', result: 'result', progress: 'progress' };
+
 export function taskStatus(task: TaskRecord) {
-  return {
+  const marks = new Marks();
+  marks.note(unreadableFields(task).map((field) => JSON_FIELDS[field] ?? field));
+  const attempts = Array.isArray(task.attempts) ? task.attempts : [];
+  return marks.view({
     id: task.id,
     type: task.type,
     queue: task.queue,
@@ -16,105 +70,118 @@ export function taskStatus(task: TaskRecord) {
     payload: task.payload,
     result: task.result,
     error: task.lastError,
-    attempt: task.attempt,
-    max_retries: task.maxRetries,
-    created_at: iso(task.createdAt)!,
-    enqueued_at: iso(task.enqueuedAt),
-    started_at: iso(task.startedAt),
-    finished_at: iso(task.finishedAt),
-    next_run_at: iso(task.nextRunAt),
+    attempt: marks.count('attempt', task.attempt),
+    max_retries: marks.count('max_retries', task.maxRetries),
+    created_at: marks.time('created_at', task.createdAt),
+    enqueued_at: marks.time('enqueued_at', task.enqueuedAt),
+    started_at: marks.time('started_at', task.startedAt),
+    finished_at: marks.time('finished_at', task.finishedAt),
+    next_run_at: marks.time('next_run_at', task.nextRunAt),
     worker_id: task.workerId,
     progress: task.progress ?? null,
-    attempts: task.attempts.map((a) => ({
-      attempt: a.attempt,
-      started_at: iso(a.startedAt),
-      finished_at: iso(a.finishedAt),
-      outcome: a.outcome,
-      error: a.error,
-      worker_id: a.workerId,
-    })),
-  };
+    attempts: attempts.map((a, i) => {
+      const at = new Marks(`attempts[${i}].`);
+      const view = {
+        attempt: at.count('attempt', a.attempt),
+        started_at: at.time('started_at', a.startedAt),
+        finished_at: at.time('finished_at', a.finishedAt),
+        outcome: a.outcome,
+        error: a.error,
+        worker_id: a.workerId,
+      };
+      marks.note(at.invalid);
+      return view;
+    }),
+  });
 }
 
 export function queueView(queue: QueueInfo) {
-  return {
+  const marks = new Marks();
+  const counts = Object.fromEntries(Object.entries(queue.counts).map(([state, n]) => [state, marks.count(`counts.${state}`, n)]));
+  return marks.view({
     name: queue.name,
     paused: queue.paused,
     keep: queue.keep,
-    counts: queue.counts,
-    size: Object.values(queue.counts).reduce((a, b) => a + b, 0),
-    processed: queue.processed,
-    failed: queue.failed,
-    latency_ms: queue.latency,
-  };
+    counts,
+    size: Object.values(counts).reduce((a, b) => a + b, 0),
+    processed: marks.count('processed', queue.processed),
+    failed: marks.count('failed', queue.failed),
+    latency_ms: marks.count('latency_ms', queue.latency),
+  });
 }
 
 export function scheduleView(s: Schedule) {
-  return {
+  const marks = new Marks();
+  return marks.view({
     id: s.id,
     cron: s.cron,
     timezone: s.timezone,
-    task: s.task as Record<string, unknown>,
+    task: s.task,
     overlap: s.overlap,
     catch_up: { policy: s.catchUp.policy, window_ms: s.catchUp.window },
     jitter_ms: s.jitter,
-    start_at: iso(s.startAt),
-    end_at: iso(s.endAt),
+    start_at: marks.time('start_at', s.startAt),
+    end_at: marks.time('end_at', s.endAt),
     paused: s.paused,
     pause_note: s.pauseNote,
-    paused_until: iso(s.pausedUntil),
+    paused_until: marks.time('paused_until', s.pausedUntil),
     source: s.source,
     generation: s.generation,
-    created_at: iso(s.createdAt)!,
-    updated_at: iso(s.updatedAt)!,
-    next_run_at: iso(s.state.nextRunAt),
-    last_fire_at: iso(s.state.lastFireAt),
+    created_at: marks.time('created_at', s.createdAt),
+    updated_at: marks.time('updated_at', s.updatedAt),
+    next_run_at: marks.time('next_run_at', s.state.nextRunAt),
+    last_fire_at: marks.time('last_fire_at', s.state.lastFireAt),
     last_outcome: s.state.lastOutcome,
-  };
+  });
 }
 
 export function fireView(f: FireRecord) {
-  return {
+  const marks = new Marks();
+  marks.note(unreadableFields(f));
+  return marks.view({
     fire_id: f.fireId,
-    nominal_at: iso(f.nominalAt)!,
-    enqueued_at: iso(f.enqueuedAt),
-    lag_ms: f.lagMs,
+    nominal_at: marks.time('nominal_at', f.nominalAt),
+    enqueued_at: marks.time('enqueued_at', f.enqueuedAt),
+    lag_ms: f.lagMs === null || Number.isFinite(f.lagMs) ? f.lagMs : null,
     outcome: f.outcome,
     task_id: f.taskId,
     task_state: f.taskState,
-  };
+  });
 }
 
 export function workerView(w: WorkerInfo) {
-  return {
+  const marks = new Marks();
+  return marks.view({
     id: w.id,
     host: w.host,
     pid: w.pid,
     queues: w.queues,
     concurrency: w.concurrency,
     running: w.running,
-    started_at: iso(w.startedAt)!,
-    last_heartbeat_at: iso(w.lastHeartbeatAt),
+    started_at: marks.time('started_at', w.startedAt),
+    last_heartbeat_at: marks.time('last_heartbeat_at', w.lastHeartbeatAt),
     version: w.version,
-  };
+  });
 }
 
 export function schedulerView(s: SchedulerStatus) {
-  return {
+  const marks = new Marks();
+  return marks.view({
     id: s.id,
     host: s.host,
     pid: s.pid,
     leader: s.leader,
     epoch: s.epoch,
-    started_at: iso(s.startedAt)!,
-    last_tick_at: iso(s.lastTickAt)!,
-    last_seen_at: iso(s.lastSeenAt)!,
+    started_at: marks.time('started_at', s.startedAt),
+    last_tick_at: marks.time('last_tick_at', s.lastTickAt),
+    last_seen_at: marks.time('last_seen_at', s.lastSeenAt),
     fires_last_minute: s.firesLastMinute,
     version: s.version,
-  };
+  });
 }
 
 export function leaseView(lease: SchedulerLease | null) {
   if (!lease) return null;
-  return { id: lease.holder, epoch: lease.epoch, expires_at: iso(lease.expiresAt)!, fired_through: iso(lease.firedThrough) };
+  const marks = new Marks();
+  return marks.view({ id: lease.holder, epoch: lease.epoch, expires_at: marks.time('expires_at', lease.expiresAt), fired_through: marks.time('fired_through', lease.firedThrough) });
 }
