@@ -2,6 +2,7 @@
 import { TasklineError } from '../core/errors.js';
 import { malformedStringPath, quote, wholeNumber } from '../core/validate.js';
 import { TASK_STATES, type AttemptRecord, type NewTask, type TaskState } from '../core/task.js';
+import type { ScheduleDefinition } from '../scheduler/schedule.js';
 import { KEPT_STATES, MAX_KEEP, type KeptState, type QueueKeep } from './contract.js';
 
 /** Due scheduled/retrying tasks moved to queued per claim call, at most. */
@@ -136,4 +137,42 @@ export function parseStoredJson(text: string | null | undefined, onUnreadable?: 
     onUnreadable?.();
     return text;
   }
+}
+
+/** A schedule definition as stored (the pause lives beside it). */
+export type StoredDefinition = Omit<ScheduleDefinition, 'paused' | 'pauseNote' | 'pausedUntil'>;
+
+/**
+ * A stored schedule definition (JSON text). One that is not a JSON object with a cron, a task
+ * and a catch-up policy still reads, as a schedule with an empty cron (which no scheduler fires,
+ * and a reader shows marked), so one such schedule never fails a listing; `onUnreadable` hears
+ * of it.
+ */
+export function parseStoredDefinition(id: string, text: string, onUnreadable: () => void): StoredDefinition {
+  let noted = false;
+  const note = () => {
+    if (!noted) onUnreadable();
+    noted = true;
+  };
+  const stored = parseStoredObject<StoredDefinition>(text, note);
+  if (typeof stored.cron === 'string' && isObject(stored.task) && isObject(stored.catchUp)) return stored as StoredDefinition;
+  note();
+  return {
+    timezone: 'UTC', overlap: 'skip', jitter: 0, startAt: null, endAt: null, source: 'api', ...stored,
+    id, cron: '', task: { type: '', queue: '' }, catchUp: { policy: 'skip', window: 0 },
+  };
+}
+
+/** Stored JSON text that should hold an object (a schedule's meta or run state): {} when it does not. */
+export function parseStoredObject<T extends object>(text: string | null | undefined, onUnreadable?: () => void): Partial<T> {
+  let json = true;
+  const parsed = parseStoredJson(text, () => (json = false));
+  if (isObject(parsed)) return parsed as Partial<T>;
+  // Not JSON, or JSON that is not an object: unreadable either way (once).
+  if (!json || parsed !== null) onUnreadable?.();
+  return {};
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

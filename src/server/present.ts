@@ -7,7 +7,9 @@
  * - a time that is not a number Date holds (9007199254740991, 1e300, text) is `null`;
  * - a count that is not a whole number is `0`;
  * - a payload, result or progress stored as text that is not JSON is that text, as a string;
- * and the view lists the fields so presented in `invalid`, by name, e.g.
+ * - a schedule whose stored definition is not one shows with an empty cron (it never fires);
+ * and the view lists the fields so presented in `invalid`, by name (`definition`, `record` … for
+ * a stored part that could not be read at all), e.g.
  * `"invalid": ["next_run_at", "attempts[0].started_at"]`. Views with nothing invalid have no
  * `invalid` member. (Strings with a lone UTF-16 surrogate need no marker: JSON escapes them
  * losslessly, as `\ud800`.)
@@ -112,6 +114,8 @@ export function queueView(queue: QueueInfo) {
 
 export function scheduleView(s: Schedule) {
   const marks = new Marks();
+  // A definition that could not be read shows with an empty cron (it never fires).
+  marks.note(unreadableFields(s));
   return marks.view({
     id: s.id,
     cron: s.cron,
@@ -126,7 +130,7 @@ export function scheduleView(s: Schedule) {
     pause_note: s.pauseNote,
     paused_until: marks.time('paused_until', s.pausedUntil),
     source: s.source,
-    generation: s.generation,
+    generation: marks.count('generation', s.generation),
     created_at: marks.time('created_at', s.createdAt),
     updated_at: marks.time('updated_at', s.updatedAt),
     next_run_at: marks.time('next_run_at', s.state.nextRunAt),

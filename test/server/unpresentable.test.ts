@@ -26,6 +26,7 @@ interface RawStore {
   payloadText(id: string, text: string): Promise<void>;
   resultText(id: string, text: string): Promise<void>;
   scheduleTimes(id: string, startAt: number, endAt: number): Promise<void>;
+  scheduleText(id: string, definition: string, state: string): Promise<void>;
   fireNominalAt(fireId: string, ms: number): Promise<void>;
   close(): void;
 }
@@ -64,6 +65,10 @@ function rawRedis(store: TestStore): RawStore {
       await redis.hset(key('result'), id, text);
     },
     scheduleTimes: (id, startAt, endAt) => json(backend.keys.schedules[0], id, (d) => Object.assign(d, { startAt, endAt })),
+    scheduleText: async (id, definition, state) => {
+      await redis.hset(backend.keys.schedules[0], id, definition);
+      await redis.hset(backend.keys.schedules[2], id, state);
+    },
     fireNominalAt: (fireId, ms) => json(key('fires'), fireId, (f) => (f.n = ms)),
     close: () => redis.disconnect(),
   };
@@ -90,6 +95,7 @@ function rawSqlite(file: string): RawStore {
     resultText: (id, text) => run('UPDATE tasks SET result = ? WHERE id = ?', text, id),
     scheduleTimes: (id, startAt, endAt) =>
       run("UPDATE schedules SET definition = json_set(definition, '$.startAt', ?, '$.endAt', ?) WHERE id = ?", startAt, endAt, id),
+    scheduleText: (id, definition, state) => run('UPDATE schedules SET definition = ?, state = ? WHERE id = ?', definition, state, id),
     fireNominalAt: (fireId, ms) => run('UPDATE schedule_fires SET nominal_at = ? WHERE fire_id = ?', ms, fireId),
     close: () => db.close(),
   };
@@ -148,6 +154,8 @@ describe.each(STORES)('reads of unpresentable stored values on %s', (_name, open
     const fired = await api.app.inject({ method: 'POST', url: '/api/v1/schedules/nightly/trigger' });
     expect(fired.statusCode, fired.body).toBe(200);
     fireId = fired.json<{ fires: { fire_id: string }[] }>().fires[0].fire_id;
+    const broken = await api.app.inject({ method: 'POST', url: '/api/v1/schedules', payload: { id: 'broken', cron: '0 4 * * *', task: { type: 'report' } } });
+    expect(broken.statusCode, broken.body).toBe(201);
 
     await raw.times(ids.huge, { createdAt: HUGE, enqueuedAt: HUGE, nextRunAt: HUGE });
     await raw.attemptStartedAt(ids.huge, 1e300);
@@ -157,6 +165,7 @@ describe.each(STORES)('reads of unpresentable stored values on %s', (_name, open
     await raw.resultText(ids.corrupt, 'not json');
     await raw.scheduleTimes('nightly', 1e300, 1e300);
     await raw.fireNominalAt(fireId, 1e300);
+    await raw.scheduleText('broken', '{"cron": "0 4', '[]');
   });
 
   afterAll(async () => {
@@ -201,9 +210,18 @@ describe.each(STORES)('reads of unpresentable stored values on %s', (_name, open
 
   it('GET /api/v1/schedules (and one schedule): start and end times out of range are null and named', async () => {
     const { schedules } = z.object({ schedules: z.array(Schedule) }).parse(await get('/api/v1/schedules'));
-    expect(schedules).toHaveLength(1);
-    expect(schedules[0]).toMatchObject({ id: 'nightly', start_at: null, end_at: null, invalid: ['start_at', 'end_at'] });
+    expect(schedules.map((s) => s.id)).toEqual(['broken', 'nightly']);
+    expect(schedules[1]).toMatchObject({ id: 'nightly', start_at: null, end_at: null, invalid: ['start_at', 'end_at'] });
     expect(Schedule.parse(await get('/api/v1/schedules/nightly'))).toMatchObject({ start_at: null, invalid: ['start_at', 'end_at'] });
+  });
+
+  it('GET /api/v1/schedules (and one schedule): a definition that is not JSON shows with an empty cron, named', async () => {
+    const { schedules } = z.object({ schedules: z.array(Schedule) }).parse(await get('/api/v1/schedules'));
+    expect(schedules[0]).toMatchObject({ id: 'broken', cron: '', invalid: ['definition', 'state'] });
+    expect(Schedule.parse(await get('/api/v1/schedules/broken'))).toMatchObject({ id: 'broken', cron: '', invalid: ['definition', 'state'] });
+    expect((await get('/api/v1/schedules/broken/fires')).fires).toEqual([]);
+    // It can still be deleted.
+    expect((await api.app.inject({ method: 'DELETE', url: '/api/v1/schedules/broken' })).statusCode).toBe(200);
   });
 
   it('GET /api/v1/schedules/{id}/fires: a fire time out of range is null and named', async () => {

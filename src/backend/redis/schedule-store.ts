@@ -9,7 +9,7 @@ import {
   type SchedulerList, type SchedulerStatus, type ScheduleChanges, type ScheduleStore, type ScheduleUpdate,
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../page-cursor.js';
-import { checkStorableTasks, countWithin, noteUnreadable, validateLockKey } from '../shared.js';
+import { checkStorableTasks, countWithin, noteUnreadable, parseStoredDefinition, parseStoredObject, validateLockKey } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
 import type { RedisKeys } from './keys.js';
 import type { ScriptCall, ScriptRunner } from './scripts.js';
@@ -81,7 +81,7 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
     const [defs, meta, state] = this.scope.keys.schedules;
     const replies = (await this.scope.call(() => this.scope.redis.pipeline().hget(defs, id).hget(meta, id).hget(state, id).exec())) ?? [];
     const [def, m, st] = replies.map((r) => r[1] as string | null);
-    return def && m ? decodeSchedule(def, m, st) : null;
+    return def && m ? decodeSchedule(id, def, m, st) : null;
   }
 
   async listSchedules(): Promise<Schedule[]> {
@@ -91,7 +91,7 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
     return Object.keys(allDefs)
       .filter((id) => allMeta[id])
       .sort()
-      .map((id) => decodeSchedule(allDefs[id], allMeta[id], allState[id] ?? null));
+      .map((id) => decodeSchedule(id, allDefs[id], allMeta[id], allState[id] ?? null));
   }
 
   async listScheduleChanges(since: number): Promise<ScheduleChanges> {
@@ -109,7 +109,7 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
     ids.forEach((id, i) => {
       const def = d[i];
       const metaJson = m[i];
-      if (def && metaJson) schedules.push(decodeSchedule(def, metaJson, st[i]));
+      if (def && metaJson) schedules.push(decodeSchedule(id, def, metaJson, st[i]));
       else removed.push(id);
     });
     return { version, schedules, removed };
@@ -240,21 +240,22 @@ function notFound(id: string): TasklineError {
   return new TasklineError('TL_SCHEDULE_NOT_FOUND', `no schedule with id ${JSON.stringify(id)}`);
 }
 
-function decodeSchedule(def: string, meta: string, state: string | null): Schedule {
-  const definition = JSON.parse(def) as Omit<ScheduleDefinition, 'paused' | 'pauseNote' | 'pausedUntil'>;
-  const m = JSON.parse(meta) as { g: number; c: number; u: number; p?: boolean; pn?: string; pu?: number; ra?: number };
-  const s = (state ? JSON.parse(state) : {}) as Partial<ScheduleState>;
-  return {
+function decodeSchedule(id: string, def: string, meta: string, state: string | null): Schedule {
+  const unreadable: string[] = [];
+  const definition = parseStoredDefinition(id, def, () => unreadable.push('definition'));
+  const m = parseStoredObject<{ g: number; c: number; u: number; p?: boolean; pn?: string; pu?: number; ra?: number }>(meta, () => unreadable.push('meta'));
+  const s = parseStoredObject<ScheduleState>(state, () => unreadable.push('state'));
+  const schedule: Schedule = {
     ...definition,
     paused: m.p === true,
     pauseNote: m.pn ?? null,
     pausedUntil: m.pu ?? null,
-    generation: m.g,
-    createdAt: m.c,
-    updatedAt: m.u,
+    generation: m.g ?? Number.NaN,
+    createdAt: m.c ?? Number.NaN,
+    updatedAt: m.u ?? Number.NaN,
     resumedAt: m.ra ?? null,
     state: {
-      watermark: s.watermark ?? m.c,
+      watermark: s.watermark ?? m.c ?? Number.NaN,
       nextRunAt: s.nextRunAt ?? null,
       lastFireAt: s.lastFireAt ?? null,
       lastOutcome: s.lastOutcome ?? null,
@@ -262,6 +263,8 @@ function decodeSchedule(def: string, meta: string, state: string | null): Schedu
       buffered: s.buffered ?? null,
     },
   };
+  for (const part of unreadable) noteUnreadable(schedule, part);
+  return schedule;
 }
 
 /** A fire record as fire.lua writes it; one that is not (corrupt JSON) still lists, by its id. */

@@ -7,6 +7,7 @@ import { TasklineError } from '../../core/errors.js';
 import type { Schedule, ScheduleDefinition, ScheduleState } from '../../scheduler/schedule.js';
 import type { ScheduleChanges, ScheduleUpdate } from '../contract.js';
 import type { StatementCache } from './database.js';
+import { noteUnreadable, parseStoredDefinition, parseStoredObject, type StoredDefinition } from '../shared.js';
 import { currentLease } from './schedulers.js';
 import type { Transition } from './transition.js';
 
@@ -24,7 +25,6 @@ interface ScheduleRow {
   state: string;
 }
 
-type StoredDefinition = Omit<ScheduleDefinition, 'paused' | 'pauseNote' | 'pausedUntil'>;
 
 interface Pause {
   paused: number;
@@ -53,9 +53,10 @@ function storedDefinition(definition: ScheduleDefinition): string {
 }
 
 function decodeSchedule(row: ScheduleRow): Schedule {
-  const definition = JSON.parse(row.definition) as StoredDefinition;
-  const state = JSON.parse(row.state) as Partial<ScheduleState>;
-  return {
+  const unreadable: string[] = [];
+  const definition = parseStoredDefinition(row.id, row.definition, () => unreadable.push('definition'));
+  const state = parseStoredObject<ScheduleState>(row.state, () => unreadable.push('state'));
+  const schedule: Schedule = {
     ...definition,
     paused: row.paused === 1,
     pauseNote: row.pause_note,
@@ -73,6 +74,8 @@ function decodeSchedule(row: ScheduleRow): Schedule {
       buffered: state.buffered ?? null,
     },
   };
+  for (const part of unreadable) noteUnreadable(schedule, part);
+  return schedule;
 }
 
 /** Every change of a schedule moves the version and records it, so schedulers catch up on what changed. */
