@@ -72,6 +72,18 @@ describe('Redis: records with lone surrogates or corrupt JSON', () => {
     expect(queue).toMatchObject({ name: 'default', latency: 0, counts: { queued: 2 } });
   });
 
+  it('reads a task whose record is not JSON, with the state of the structure holding it, noted unreadable', async () => {
+    const queued = await enqueueOne(backend);
+    const scheduled = await enqueueOne(backend, 't', {}, { delay: 3_600_000 });
+    for (const id of [queued, scheduled]) await redis.hset(backend.keys.queueKey('default', 'meta'), id, '{"t":"half');
+    const record = (await backend.getTask(queued))!;
+    expect(record).toMatchObject({ id: queued, state: 'queued', type: '', payload: {}, createdAt: Number.NaN });
+    expect(unreadableFields(record)).toEqual(['record']);
+    expect((await backend.getTask(scheduled))!.state).toBe('scheduled');
+    const page = await backend.listTasks('default', 'scheduled');
+    expect(page.tasks.map((t) => [t.id, t.state])).toEqual([[scheduled, 'scheduled']]);
+  });
+
   it('fire history lists fires whose task record holds a lone surrogate, or whose own record is corrupt', async () => {
     const fires = [enqueueFire('s', 60_000), enqueueFire('s', 120_000), enqueueFire('s', 180_000)];
     await backend.fire([batch('s', fires)]);

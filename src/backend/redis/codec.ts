@@ -1,7 +1,7 @@
 /** Encoding of task records in Redis: a compact JSON object with short field names (lua/_lib.lua). */
-import type { AttemptRecord, BackoffSpec, NewTask, TaskLinks, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
+import { isTaskState, type AttemptRecord, type BackoffSpec, type NewTask, type TaskLinks, type TaskLogLine, type TaskRecord, type TaskState } from '../../core/task.js';
 import type { ClaimedTask } from '../contract.js';
-import { normalizeAttempt, noteUnreadable, parseStoredJson } from '../shared.js';
+import { normalizeAttempt, noteUnreadable, parseStoredJson, parseStoredObject } from '../shared.js';
 
 /** The stored record, as the Lua scripts write it. */
 export interface StoredMeta {
@@ -107,29 +107,42 @@ export function decodeClaimed(queue: string, id: string, rawMeta: string, payloa
   };
 }
 
+/** Whether a stored record is a JSON object (else decodeRecord needs its state from elsewhere). */
+export function readableMeta(rawMeta: string): boolean {
+  let readable = true;
+  parseStoredObject(rawMeta, () => (readable = false));
+  return readable;
+}
+
+/**
+ * A task's record as read. A stored record that is not a JSON object (corrupt) still reads, noted
+ * unreadable (`record`), with the state `state` (the structure holding the id says it) and no
+ * times; its payload, result, attempts and logs are stored apart and read as they are.
+ */
 export function decodeRecord(
   queue: string,
   id: string,
   rawMeta: string,
   extras: { payload?: string | null; result?: string | null; attempts?: string | null; logs?: string | null },
+  state: TaskState | null = null,
 ): TaskRecord {
-  const m = JSON.parse(rawMeta) as StoredMeta;
+  const unreadable: string[] = [];
+  const m = parseStoredObject<StoredMeta>(rawMeta, () => unreadable.push('record'));
   const attempts = (parseStoredJson(extras.attempts) as (Partial<AttemptRecord> & ShortAttempt)[] | null) ?? [];
   const logs = (parseStoredJson(extras.logs) as TaskLogLine[] | null) ?? [];
-  const unreadable: string[] = [];
   const record: TaskRecord = {
     id,
-    type: m.t,
+    type: m.t ?? '',
     payload: parseStoredJson(extras.payload, () => unreadable.push('payload')),
     queue,
-    state: m.s,
+    state: m.s !== undefined && isTaskState(m.s) ? m.s : (state ?? 'dead'),
     attempt: m.a ?? 0,
-    maxRetries: m.m,
-    timeout: m.o,
+    maxRetries: m.m ?? 0,
+    timeout: m.o ?? 0,
     deadline: m.d ?? null,
     lastError: m.le ?? null,
     result: parseStoredJson(extras.result, () => unreadable.push('result')),
-    createdAt: m.c,
+    createdAt: m.c ?? Number.NaN,
     enqueuedAt: m.e ?? null,
     startedAt: m.sa ?? null,
     finishedAt: m.f ?? null,
@@ -143,7 +156,7 @@ export function decodeRecord(
     // Stored as JSON text (lua/progress.lua).
     progress: typeof m.p === 'string' ? parseStoredJson(m.p, () => unreadable.push('progress')) : (m.p ?? null),
     cancelRequested: m.x === 1,
-    attempts: withCompletingAttempt(m, Array.isArray(attempts) ? attempts.map(decodeAttempt) : []),
+    attempts: withCompletingAttempt(m as StoredMeta, Array.isArray(attempts) ? attempts.map(decodeAttempt) : []),
     logs: Array.isArray(logs) ? logs : [],
   };
   for (const field of unreadable) noteUnreadable(record, field);

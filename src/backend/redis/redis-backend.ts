@@ -16,7 +16,7 @@ import { RedisKeys } from './keys.js';
 import { ScriptRunner, scriptKeyNames, type ScriptCall } from './scripts.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
 import { decodeTaskType, encodeTaskType } from '../task-types.js';
-import { decodeClaimed, decodeRecord, encodeAttempt, encodeRecordFragment } from './codec.js';
+import { decodeClaimed, decodeRecord, encodeAttempt, encodeRecordFragment, readableMeta } from './codec.js';
 import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
 import {
   checkStorableTasks, countWithin, dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, MAX_STAT_DAYS, MAX_STAT_MINUTES, operationError, validateQueueKeep,
@@ -34,6 +34,8 @@ export interface RedisBackendOptions {
 }
 
 const BULK_LIMIT = 500;
+/** The states whose tasks a queue holds in a sorted set (queued ones are in a list). */
+const ZSET_STATES = ['scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled'] as const;
 
 /** The Redis store: every state transition is one Lua script (lua/). */
 export class RedisBackend implements SchedulingBackend {
@@ -577,11 +579,12 @@ export class RedisBackend implements SchedulingBackend {
     } else {
       ids = await this.call(() => this.redis.zrange(key, offset, offset + limit - 1));
     }
-    const tasks = await this.loadRecords(queue, ids);
+    const tasks = await this.loadRecords(queue, ids, state);
     return { tasks, nextCursor: ids.length < limit ? null : encodeCursor(queue, state, [offset + ids.length]) };
   }
 
-  private async loadRecords(queue: string, ids: string[]): Promise<TaskRecord[]> {
+  /** The records of tasks of a queue, in order; `listed`: the state they were listed in, when known. */
+  private async loadRecords(queue: string, ids: string[], listed: TaskState | null = null): Promise<TaskRecord[]> {
     if (ids.length === 0) return [];
     const k = (name: 'meta' | 'payload' | 'result' | 'attempts' | 'logs') => this.keys.queueKey(queue, name);
     const replies =
@@ -597,11 +600,24 @@ export class RedisBackend implements SchedulingBackend {
       )) ?? [];
     const [metas, payloads, results, attempts, logs] = replies.map((r) => r[1] as (string | null)[]);
     const records: TaskRecord[] = [];
-    ids.forEach((id, i) => {
+    for (const [i, id] of ids.entries()) {
       const meta = metas[i];
-      if (meta) records.push(decodeRecord(queue, id, meta, { payload: payloads[i], result: results[i], attempts: attempts[i], logs: logs[i] }));
-    });
+      if (!meta) continue;
+      // A corrupt record does not say its state; the structure that holds the id does.
+      const state = listed ?? (readableMeta(meta) ? null : await this.storedState(queue, id));
+      records.push(decodeRecord(queue, id, meta, { payload: payloads[i], result: results[i], attempts: attempts[i], logs: logs[i] }, state));
+    }
     return records;
+  }
+
+  /** The state whose list or set holds a task id, or null. */
+  private async storedState(queue: string, id: string): Promise<TaskState | null> {
+    const pipeline = this.redis.pipeline().lpos(this.keys.queueKey(queue, 'queued'), id);
+    for (const state of ZSET_STATES) pipeline.zscore(this.keys.queueKey(queue, state), id);
+    const replies = (await this.call(() => pipeline.exec())) ?? [];
+    if (replies[0]?.[1] !== null && replies[0]?.[1] !== undefined) return 'queued';
+    const at = replies.slice(1).findIndex((r) => r[1] !== null && r[1] !== undefined);
+    return at < 0 ? null : ZSET_STATES[at];
   }
 
   async getTask(id: string): Promise<TaskRecord | null> {
