@@ -226,7 +226,11 @@ export interface Backend extends ScheduleStore, LockStore {
   now(): Promise<number>;
 
   // ── producing ───────────────────────────────────────────────────────────────
-  /** Stores tasks; one round trip per batch. Conflicts are reported per task; the others are stored. */
+  /**
+   * Stores tasks; one round trip per batch. Conflicts are reported per task; the others are
+   * stored. A type, header or unique key holding a lone UTF-16 surrogate throws
+   * TL_INVALID_ARGUMENT naming the field, and nothing of the call is stored.
+   */
   enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]>;
 
   // ── working ─────────────────────────────────────────────────────────────────
@@ -287,6 +291,10 @@ export interface Backend extends ScheduleStore, LockStore {
   deleteAll(queue: string, state: BulkState): Promise<number>;
 
   // ── inspecting ──────────────────────────────────────────────────────────────
+  // A stored value that cannot be decoded never fails a read (validation keeps such values out;
+  // a store may hold older ones): a payload, result or progress that is not JSON is given as its
+  // text, a record that is not JSON as a task without type or times; shared.ts
+  // unreadableFields(record) names what was so read, for the task center to mark.
   listQueues(): Promise<QueueInfo[]>;
   getQueue(queue: string): Promise<QueueInfo | null>;
   /**
@@ -447,6 +455,7 @@ export interface ScheduleStore {
   upsertSchedule(definition: ScheduleDefinition): Promise<Schedule>;
   /** Returns false when there was no such schedule. */
   deleteSchedule(id: string): Promise<boolean>;
+  /** A schedule whose stored definition cannot be read comes with an empty cron (never fired), noted by unreadableFields. */
   getSchedule(id: string): Promise<Schedule | null>;
   listSchedules(): Promise<Schedule[]>;
   /**
