@@ -35,7 +35,8 @@ export async function sweep(app: FastifyInstance, operations: Operation[], world
     result.requests += 1;
     const answer = await send(app, wire);
     const op = matchOperation(operations, 'GET', url);
-    const route = op?.route ?? '(no route) GET';
+    // A stored id that is a dot segment reaches no route: name the read that was meant.
+    const route = op?.route ?? `GET ${about?.startsWith('task:') ? '/api/v1/tasks/{id}' : about?.startsWith('schedule:') ? '/api/v1/schedules/{id}' : url} (reached no route)`;
     const problems = answerProblems(op, 'GET', answer);
     if (problems.length === 0 && !allowed.includes(answer.status)) problems.push(`read-back answered ${answer.status}, not ${allowed.join(' or ')}`);
     if (problems.length > 0) {
