@@ -144,7 +144,8 @@ export class ScheduleService {
    */
   private async flushDueFires(id: string): Promise<void> {
     const schedule = await this.backend.getSchedule(id);
-    if (!schedule) return;
+    // A stored definition that cannot be read (an empty cron: it never fired) has nothing due.
+    if (!schedule || schedule.cron === '') return;
     const [now, { downtime }] = await Promise.all([this.backend.now(), this.backend.listSchedulers()]);
     // Late, not missed, unless no scheduler ran then (as the scheduler plans; see plan.ts).
     const plan = planFires(schedule, parseCron(schedule.cron, schedule.timezone, { anchor: schedule.startAt ?? 0 }), now, undefined, downtime ?? undefined);

@@ -8,6 +8,7 @@
 import type { Backend } from '../backend/contract.js';
 import type { FireEvent, Scheduler } from '../scheduler/scheduler.js';
 import type { ApiEvent, EventHub } from './events.js';
+import { iso } from './present.js';
 
 export interface Webhook {
   url: string;
@@ -148,7 +149,7 @@ export class AlertManager {
         this.send({
           kind: 'schedule_missing',
           summary: `schedule ${event.scheduleId} missed ${streak.missed} fires in a row`,
-          details: { schedule: event.scheduleId, nominal_at: new Date(event.nominalAt).toISOString() },
+          details: { schedule: event.scheduleId, nominal_at: iso(event.nominalAt) },
           at: new Date().toISOString(),
         });
       }

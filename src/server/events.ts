@@ -5,6 +5,7 @@
  * stream.
  */
 import type { Backend, BackendEvent, Unsubscribe } from '../backend/contract.js';
+import { iso } from './present.js';
 
 /** An event as the API shows it (SSE `event:` is `name`). */
 export interface ApiEvent {
@@ -28,7 +29,7 @@ export function toApiEvent(event: BackendEvent, at: number): ApiEvent {
         name: 'task.retrying',
         queue: event.queue,
         type: event.type,
-        data: { id: event.id, queue: event.queue, type: event.type, attempt: event.attempt, next_run_at: new Date(event.nextRunAt).toISOString(), at },
+        data: { id: event.id, queue: event.queue, type: event.type, attempt: event.attempt, next_run_at: iso(event.nextRunAt), at },
       };
     case 'finished':
       return { name: `task.${event.state}`, queue: event.queue, type: event.type ?? null, data: { id: event.id, queue: event.queue, type: event.type ?? null, state: event.state, at } };

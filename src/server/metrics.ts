@@ -19,6 +19,7 @@ import type { Backend } from '../backend/contract.js';
 import type { FireEvent, Scheduler } from '../scheduler/scheduler.js';
 import type { Worker } from '../worker/worker.js';
 import type { EventHub } from './events.js';
+import { iso } from './present.js';
 
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 1800];
 export const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
@@ -148,7 +149,7 @@ export function followScheduler(scheduler: Scheduler, metrics: TaskCenterMetrics
       data: {
         schedule: event.scheduleId,
         fire_id: event.fireId,
-        nominal_at: new Date(event.nominalAt).toISOString(),
+        nominal_at: iso(event.nominalAt),
         outcome: event.outcome,
         task_id: event.taskId,
         lag_ms: event.lagMs,

@@ -62,7 +62,10 @@ export const TaskIdParams = z.object({ id: z.string().min(1).max(200) }).strict(
 export const TaskTypeParams = z.object({ type: z.string().min(1).max(200) }).strict();
 export const WaitQuery = z.object({ wait: z.coerce.number().min(0).max(300).describe('a number of seconds from 0 to 300').optional() }).strict();
 
+/** An ISO-8601 time; null when unset, or when the stored value is not a time (listed in `invalid`). */
 const time = z.string().datetime().nullable();
+/** The fields of a view whose stored values could not be presented as stored (see present.ts). */
+const invalid = z.array(z.string()).optional();
 export const TaskStatus = z.object({
   id: z.string(),
   type: z.string(),
@@ -73,7 +76,7 @@ export const TaskStatus = z.object({
   error: z.string().nullable(),
   attempt: z.number().int(),
   max_retries: z.number().int(),
-  created_at: z.string().datetime(),
+  created_at: time,
   enqueued_at: time,
   started_at: time,
   finished_at: time,
@@ -83,6 +86,7 @@ export const TaskStatus = z.object({
   attempts: z.array(
     z.object({ attempt: z.number().int(), started_at: time, finished_at: time, outcome: z.string(), error: z.string().nullable(), worker_id: z.string().nullable() }),
   ),
+  invalid,
 });
 
 export const Done = z.object({ ok: z.literal(true) });
@@ -104,6 +108,7 @@ export const QueueView = z.object({
   processed: z.number().int(),
   failed: z.number().int(),
   latency_ms: z.number().int(),
+  invalid,
 });
 export const QueueList = z.object({ queues: z.array(QueueView) });
 export const TaskListQuery = z
@@ -158,21 +163,23 @@ export const ScheduleView = z.object({
   paused_until: time,
   source: z.string(),
   generation: z.number().int(),
-  created_at: z.string().datetime(),
-  updated_at: z.string().datetime(),
+  created_at: time,
+  updated_at: time,
   next_run_at: time,
   last_fire_at: time,
   last_outcome: z.string().nullable(),
+  invalid,
 });
 export const ScheduleList = z.object({ schedules: z.array(ScheduleView) });
 export const FireView = z.object({
   fire_id: z.string(),
-  nominal_at: z.string().datetime(),
+  nominal_at: time,
   enqueued_at: time,
   lag_ms: z.number().nullable(),
   outcome: z.string(),
   task_id: z.string().nullable(),
   task_state: TaskState.nullable(),
+  invalid,
 });
 export const FireList = z.object({ fires: z.array(FireView) });
 export const Preview = z.object({ times: z.array(z.object({ utc: z.string(), local: z.string() })) });
@@ -185,15 +192,16 @@ export const SchedulerList = z.object({
       pid: z.number().int(),
       leader: z.boolean(),
       epoch: z.number().int().nullable(),
-      started_at: z.string().datetime(),
-      last_tick_at: z.string().datetime(),
-      last_seen_at: z.string().datetime(),
+      started_at: time,
+      last_tick_at: time,
+      last_seen_at: time,
       fires_last_minute: z.number().int(),
       version: z.string(),
+      invalid,
     }),
   ),
   leader: z
-    .object({ id: z.string(), epoch: z.number().int(), expires_at: z.string().datetime(), fired_through: time })
+    .object({ id: z.string(), epoch: z.number().int(), expires_at: time, fired_through: time })
     .nullable(),
 });
 
@@ -206,9 +214,10 @@ export const WorkerList = z.object({
       queues: z.array(z.string()),
       concurrency: z.number().int(),
       running: z.array(z.string()),
-      started_at: z.string().datetime(),
+      started_at: time,
       last_heartbeat_at: time,
       version: z.string(),
+      invalid,
     }),
   ),
 });

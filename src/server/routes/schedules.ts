@@ -176,7 +176,7 @@ function firedView(result: FireResultShape): z.infer<typeof FireList>['fires'][n
   const match = /:(\d+)(?::manual)?$/.exec(result.fireId);
   return {
     fire_id: result.fireId,
-    nominal_at: iso(match ? Number(match[1]) : Date.now())!,
+    nominal_at: iso(match ? Number(match[1]) : Date.now()),
     enqueued_at: result.outcome === 'enqueued' ? new Date().toISOString() : null,
     lag_ms: null,
     outcome: result.outcome,

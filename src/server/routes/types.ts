@@ -3,6 +3,7 @@ import { knownTaskTypes, type KnownTaskType } from '../../client/recorded-types.
 import type { ServerContext } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { TypeList } from '../schemas.js';
+import { iso } from '../present.js';
 
 function typeView(t: KnownTaskType) {
   const at = t.recordedAt ?? 0;
@@ -10,7 +11,7 @@ function typeView(t: KnownTaskType) {
     type: t.type,
     schema: t.schema,
     queues: t.queues,
-    recorded_at: at > 0 && Number.isFinite(new Date(at).getTime()) ? new Date(at).toISOString() : null,
+    recorded_at: at > 0 ? iso(at) : null,
     workers: t.workers.map((w) => ({ id: w.id, host: w.host, queues: w.queues })),
   };
 }

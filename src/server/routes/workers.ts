@@ -1,7 +1,7 @@
 /** Workers (live heartbeats) and statistics. */
 import type { DailyStat, MinuteStat } from '../../backend/contract.js';
 import type { ServerContext } from '../context.js';
-import { workerView } from '../present.js';
+import { iso, workerView } from '../present.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { Stats, WorkerList } from '../schemas.js';
 
@@ -17,7 +17,7 @@ interface Point {
 }
 
 function minutePoints(stats: MinuteStat[]): Point[] {
-  return stats.map((s) => ({ at: new Date(s.at).toISOString(), processed: s.processed, failed: s.failed }));
+  return stats.map((s) => ({ at: iso(s.at) ?? '', processed: s.processed, failed: s.failed }));
 }
 
 function dayPoints(stats: DailyStat[]): Point[] {
