@@ -427,8 +427,6 @@ export class RedisBackend implements SchedulingBackend {
     return raw.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as WorkerInfo);
   }
 
-  // ── operating ───────────────────────────────────────────────────────────────
-
   async recordTaskTypes(types: TaskTypeInfo[]): Promise<void> {
     if (types.length === 0) return;
     const now = await this.now();
@@ -442,6 +440,8 @@ export class RedisBackend implements SchedulingBackend {
       .sort()
       .map((type) => decodeTaskType(type, all[type]));
   }
+
+  // ── operating ───────────────────────────────────────────────────────────────
 
   async pauseQueue(queue: string): Promise<void> {
     this.register([queue]);

@@ -220,7 +220,6 @@ export class SqliteBackend implements SchedulingBackend {
     return this.read((now) => listWorkers(this.sql, now));
   }
 
-  // ── operating ───────────────────────────────────────────────────────────────
   async recordTaskTypes(types: TaskTypeInfo[]): Promise<void> {
     if (types.length > 0) await this.write((t) => recordTaskTypes(t, types));
   }
@@ -229,6 +228,7 @@ export class SqliteBackend implements SchedulingBackend {
     return this.read(() => listTaskTypes(this.sql));
   }
 
+  // ── operating ───────────────────────────────────────────────────────────────
 
   async pauseQueue(queue: string): Promise<void> {
     await this.write((t) => t.setPaused(queue, true));
