@@ -52,6 +52,8 @@ const UNIQUE_KEY = { max: 500, accepted: 'a string of 1–500 characters without
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
 const TASK_ID = /^[A-Za-z0-9_.:@/+=-]{1,200}$/;
+// A "." or ".." path segment: a URL resolves it away, so the task could never be addressed.
+const DOT_SEGMENT = /(^|\/)\.{1,2}(\/|$)/;
 // eslint-disable-next-line no-control-regex
 const TASK_TYPE = /^[^\u0000-\u001f\u007f]{1,200}$/;
 
@@ -66,8 +68,11 @@ export function validateQueueName(queue: unknown, where = 'queue'): string {
 }
 
 export function validateTaskId(id: unknown, where = 'task id'): string {
-  if (typeof id !== 'string' || !TASK_ID.test(id)) {
-    throw new TasklineError('TL_INVALID_ARGUMENT', `invalid ${where} ${quote(id)}: an id is 1–200 characters of letters, digits and _ . : @ / + = -`);
+  if (typeof id !== 'string' || !TASK_ID.test(id) || DOT_SEGMENT.test(id)) {
+    throw new TasklineError(
+      'TL_INVALID_ARGUMENT',
+      `invalid ${where} ${quote(id)}: an id is 1–200 characters of letters, digits and _ . : @ / + = -, without a "." or ".." between slashes`,
+    );
   }
   return id;
 }

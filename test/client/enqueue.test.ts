@@ -88,6 +88,10 @@ describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
     ['an empty type', () => client.enqueue('', {}), 'TL_INVALID_ARGUMENT', /invalid task type/],
     ['a type that is not a string', () => client.enqueue(42 as never, {}), 'TL_INVALID_ARGUMENT', /invalid task type/],
     ['an invalid id', () => client.enqueue('t', {}, { id: 'has space' }), 'TL_INVALID_ARGUMENT', /invalid task id/],
+    // A URL resolves "." and ".." segments away: such a task could never be addressed by id.
+    ['the id ".."', () => client.enqueue('t', {}, { id: '..' }), 'TL_INVALID_ARGUMENT', /without a "\." or "\.\." between slashes/],
+    ['the id "."', () => client.enqueue('t', {}, { id: '.' }), 'TL_INVALID_ARGUMENT', /invalid task id "\."/],
+    ['an id with a ".." segment', () => client.enqueue('t', {}, { id: 'a/../b' }), 'TL_INVALID_ARGUMENT', /invalid task id/],
     ['negative maxRetries', () => client.enqueue('t', {}, { maxRetries: -1 }), 'TL_INVALID_OPTION', /maxRetries/],
     ['a zero timeout', () => client.enqueue('t', {}, { timeout: 0 }), 'TL_INVALID_OPTION', /timeout must be a whole number of milliseconds from 1 to/],
     ['uniqueKey without uniqueFor', () => client.enqueue('t', {}, { uniqueKey: 'k' }), 'TL_INVALID_OPTION', /uniqueKey needs uniqueFor/],
