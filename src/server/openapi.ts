@@ -22,12 +22,27 @@ function parameters(schema: ZodTypeAny | undefined, where: 'path' | 'query'): Js
   }));
 }
 
+/** The errors any route of its kind may answer, unless it describes them itself. */
+function commonErrors(route: AnyRoute, security: boolean): AnyRoute['responses'] {
+  const errors: AnyRoute['responses'] = {};
+  if (route.params || route.query || route.body) errors[400] = { description: 'the path, query or body does not match the schema (the message names the field and the accepted form)' };
+  if (security && route.access !== 'public') {
+    errors[401] = { description: 'no valid bearer token' };
+    errors[403] = { description: 'the token does not allow this operation' };
+  }
+  // Any request with a body may exceed the limit, described or not.
+  if (route.body || route.method !== 'GET') errors[413] = { description: 'the body is larger than the limit' };
+  if (route.params) errors[414] = { description: 'a path parameter is longer than 500 characters' };
+  if (route.access !== 'public') errors[503] = { description: 'the store is unreachable (Retry-After: 1)' };
+  return errors;
+}
+
 export function openApiDocument(routes: AnyRoute[], security: boolean): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
     const path = route.url.replace(/:([A-Za-z_]+)/g, '{$1}');
     const responses: Record<string, JsonSchema> = {};
-    for (const [status, response] of Object.entries(route.responses)) {
+    for (const [status, response] of Object.entries({ ...commonErrors(route, security), ...route.responses })) {
       const entry: JsonSchema = { description: response.description };
       const isError = Number(status) >= 400;
       if (response.mediaType) entry.content = { [response.mediaType]: { schema: { type: 'string' } } };

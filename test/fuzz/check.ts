@@ -7,6 +7,8 @@ import { validate } from './json-schema.js';
 import type { Operation } from './openapi.js';
 import type { Answer } from './send.js';
 
+const UNOWNED = new Set([401, 403, 404, 405, 408, 431]);
+
 /** Longest error message an answer may carry. */
 export const MAX_MESSAGE = 1_000;
 
@@ -41,6 +43,10 @@ export function answerProblems(op: Operation | null, method: string, answer: Ans
   if (answer.refused !== null) return [];
   const problems: string[] = [];
   if (answer.status >= 500) problems.push(`status ${answer.status} (${errorCode(answer) ?? 'no code'})`);
+  // Every status an operation answers is in its OpenAPI entry — except those no operation owns:
+  // a path no route takes (404, 405), the parser's refusals (408, 431) and auth on the
+  // token-guarded server (whose answers are checked against the open server's document).
+  if (op && !UNOWNED.has(answer.status) && !op.responses.has(answer.status)) problems.push(`status ${answer.status} is not documented for ${op.route}`);
   if (method === 'HEAD' || (op?.streams && answer.status === 200)) return problems;
   if (answer.status < 200 || answer.status >= 300) {
     return [...problems, ...errorBodyProblems(answer.body, op?.route === 'POST /api/v1/tasks' && answer.status === 409)];
