@@ -108,7 +108,8 @@ describe('loadSettings', () => {
     expect((await failure(loadSettings({ cwd, env: {} }))).message).toBe('found taskline.config.json and taskline.config.mjs: keep one config file');
     rmSync(join(cwd, 'taskline.config.json'));
     writeFileSync(join(cwd, 'taskline.config.mjs'), 'throw new Error("kaboom");');
-    expect((await failure(loadSettings({ cwd, env: {} }))).message).toBe('taskline.config.mjs failed to load: kaboom');
+    // The module's file, line and column, then what it threw.
+    expect((await failure(loadSettings({ cwd, env: {} }))).message).toMatch(/^taskline.config.mjs failed to load: \/.*\/taskline.config.mjs:1:7: Error: kaboom$/);
   });
 
   it('parses durations', () => {
