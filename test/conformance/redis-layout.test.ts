@@ -1,26 +1,16 @@
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { RedisBackend } from '../../src/backend/redis/redis-backend.js';
 import { Client } from '../../src/client/client.js';
-import { REDIS_URL, redisStore, type TestStore } from '../helpers/stores.js';
+import { useRawRedis } from '../helpers/raw-redis.js';
 
 // Redis-only facts about how the scripts lay data out, which the conformance suite cannot see:
 // they matter for speed (docs/performance.md), not for behaviour.
 describe('Redis layout', () => {
-  let store: TestStore;
+  const raw = useRawRedis();
   let backend: RedisBackend;
   let redis: Redis;
-
-  beforeEach(async () => {
-    store = await redisStore();
-    backend = store.backend as RedisBackend;
-    redis = new Redis(REDIS_URL);
-  });
-
-  afterEach(async () => {
-    redis.disconnect();
-    await store.cleanup();
-  });
+  beforeEach(() => ({ backend, redis } = raw));
 
   it('the running set is a skiplist from its first claim, holds only the claimed ids, and is removed when it empties', async () => {
     const running = backend.keys.queueKey('q', 'running');

@@ -6,29 +6,19 @@
  * /stats, for everyone), claims, acks, fire history. Now such a record is read with U+FFFD in
  * place of the lone half, and reads skip what they cannot decode at all.
  */
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { RedisBackend } from '../../src/backend/redis/redis-backend.js';
 import { unreadableFields } from '../../src/backend/shared.js';
 import { batch, enqueueFire } from '../../src/backend/conformance/scheduling-harness.js';
 import { completeAck, enqueueOne, WORKER } from '../../src/backend/conformance/harness.js';
-import { REDIS_URL, redisStore, type TestStore } from '../helpers/stores.js';
+import { useRawRedis } from '../helpers/raw-redis.js';
 
 describe('Redis: records with lone surrogates or corrupt JSON', () => {
-  let store: TestStore;
+  const raw = useRawRedis();
   let backend: RedisBackend;
   let redis: Redis;
-
-  beforeEach(async () => {
-    store = await redisStore();
-    backend = store.backend as RedisBackend;
-    redis = new Redis(REDIS_URL);
-  });
-
-  afterEach(async () => {
-    redis.disconnect();
-    await store.cleanup();
-  });
+  beforeEach(() => ({ backend, redis } = raw));
 
   /** Rewrites a task's stored record; the type member first, so claims take the decoding path. */
   async function rewriteMeta(id: string, change: (m: Record<string, unknown>) => void, queue = 'default'): Promise<void> {

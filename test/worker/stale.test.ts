@@ -41,6 +41,20 @@ describe.each(STORES)('stale attempts on %s', (_name, openStore) => {
     return w;
   }
 
+  /** A handler that says when it runs and then waits, ignoring its signal, until released. */
+  function heldHandler(result?: unknown) {
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const handler = async () => {
+      started();
+      await held;
+      return result;
+    };
+    return { running, release, handler };
+  }
+
   /** Recovers the queue's leases from a backend whose clock is an hour ahead (past any lease here). */
   async function recoverElsewhere(): Promise<Backend> {
     const later = await store.reopen({ clockOffsetMs: HOUR });
@@ -49,16 +63,9 @@ describe.each(STORES)('stale attempts on %s', (_name, openStore) => {
   }
 
   it('the lease keeper finds the lease lost before the handler ends: stale, nothing written', async () => {
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => (started = resolve));
     // The handler outlives its lease and ignores the abort: only the lease keeper can end the attempt.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    start(300, async () => {
-      started();
-      await held;
-      return 'late';
-    });
+    const { running, release, handler } = heldHandler('late');
+    start(300, handler);
     const { id } = await client.enqueue('slow', {}, { maxRetries: 0 });
     await running;
     await recoverElsewhere();
@@ -73,16 +80,9 @@ describe.each(STORES)('stale attempts on %s', (_name, openStore) => {
   });
 
   it('the handler ends before the loss is noticed: the ack is refused and reported stale', async () => {
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => (started = resolve));
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
     // A long lease: its keeper renews every 20 s, so only the ack can find the loss.
-    start(60_000, async () => {
-      started();
-      await held;
-      return 'late';
-    });
+    const { running, release, handler } = heldHandler('late');
+    start(60_000, handler);
     const { id } = await client.enqueue('slow', {}, { maxRetries: 0 });
     await running;
     await recoverElsewhere();
@@ -93,14 +93,8 @@ describe.each(STORES)('stale attempts on %s', (_name, openStore) => {
   });
 
   it('a cancel the handler ignores, then the lease lost: stale', async () => {
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => (started = resolve));
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    start(300, async () => {
-      started();
-      await held;
-    });
+    const { running, release, handler } = heldHandler();
+    start(300, handler);
     const { id } = await client.enqueue('slow', {}, { maxRetries: 0 });
     await running;
     expect(await store.backend.cancelTask(id)).toBe('cancel-requested');
