@@ -70,7 +70,8 @@ export function parseBackendUrl(setting: string, value: unknown, source: Setting
     if (url.startsWith('redis://') || url.startsWith('rediss://')) {
       try {
         const parsed = new URL(url);
-        if (parsed.hostname !== '') return url;
+        // The database is a whole number (`/2`) or left out; `/abc` would select NaN.
+        if (parsed.hostname !== '' && /^\/?\d{0,5}$/.test(parsed.pathname)) return url;
       } catch {
         // reported below
       }

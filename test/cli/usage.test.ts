@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { freePort } from '../helpers/redis-server.js';
 import { REDIS_URL, deletePrefix, uniquePrefix } from '../helpers/stores.js';
 import { BACKEND_KINDS, CliProcess, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';
+import { Redis } from 'ioredis';
 
 let dir: string;
 beforeAll(() => {
@@ -37,6 +38,7 @@ describe('usage errors exit 2 with one line', () => {
     ['bad queue name', ['queue', 'pause', 'no spaces'], /^taskline: invalid queue "no spaces": a queue name is/],
     ['bad task id', ['task', 'get', 'a b'], /^taskline: invalid task id "a b"/],
     ['bad --backend', ['--backend', 'postgres://x', 'queue', 'ls'], /^taskline: --backend="postgres:\/\/x" is not accepted: redis:\/\/host:port\[\/db\], rediss:\/\/host:port\[\/db\] or sqlite:<path> \(TL_INVALID_CONFIG\)/],
+    ['a Redis database that is not a number', ['--backend', 'redis://127.0.0.1:6379/abc', 'queue', 'ls'], /^taskline: --backend="redis:\/\/127\.0\.0\.1:6379\/abc" is not accepted: redis:\/\/host:port\[\/db\]/],
     ['definitions file missing', ['enqueue', 'a', '--definitions', 'defs.mjs'], /^taskline: --definitions defs\.mjs: no such file .*exports defineTask/],
     ['missing --config file', ['--config', 'nope.json', 'queue', 'ls'], /^taskline: config file nope\.json does not exist/],
   ];
@@ -77,6 +79,18 @@ describe('store and configuration failures exit 1 with one line', () => {
     expect(oneLine(result.stderr)).toBe(
       `taskline: cannot reach Redis at redis://127.0.0.1:${port}: no answer (is redis-server running there? set the store with --backend or TASKLINE_BACKEND) (TL_STORE_UNAVAILABLE)`,
     );
+  });
+
+  it('a Redis database the server does not have is refused, not replaced by database 0', async () => {
+    const result = await runCli(['--backend', 'redis://127.0.0.1:6379/99', '--prefix', 'never-written', 'enqueue', 'a', '{}']);
+    expect(result.code).toBe(1);
+    expect(oneLine(result.stderr)).toMatch(/^taskline: redis:\/\/127\.0\.0\.1:6379\/99: this Redis server has no database 99 \(ERR DB index is out of range\); use a number below its "databases" setting/);
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(await redis.keys('*never-written*')).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('a missing SQLite store (the default ./taskline.db) for inspection, without creating it', async () => {

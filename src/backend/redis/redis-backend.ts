@@ -74,6 +74,7 @@ export class RedisBackend implements SchedulingBackend {
 
   /** Connects and checks that Redis answers; throws TL_STORE_UNAVAILABLE when it does not. */
   static async connect(url: string, options: RedisBackendOptions = {}): Promise<RedisBackend> {
+    const db = databaseOf(url);
     const backend = new RedisBackend(url, options);
     try {
       await backend.redis.ping();
@@ -81,6 +82,16 @@ export class RedisBackend implements SchedulingBackend {
     } catch (error) {
       backend.redis.disconnect();
       throw new TasklineError('TL_STORE_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`, { cause: error });
+    }
+    // ioredis selects the URL's database on connecting, and when the server refuses (a number
+    // past its `databases` setting) it goes on, silently, in database 0: ask once, plainly.
+    if (db > 0) {
+      try {
+        await backend.redis.select(db);
+      } catch (error) {
+        backend.redis.disconnect();
+        throw new TasklineError('TL_INVALID_CONFIG', `${redactUrl(url)}: this Redis server has no database ${db} (${(error as Error).message}); use a number below its "databases" setting (16 by default)`, { cause: error });
+      }
     }
     return backend;
   }
@@ -873,4 +884,17 @@ function storeError(error: unknown): TasklineError {
   const unavailable =
     /Command timed out|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|MaxRetriesPerRequest|Stream isn't writeable|enableOfflineQueue|EPIPE|LOADING/i.test(message);
   return new TasklineError(unavailable ? 'TL_STORE_UNAVAILABLE' : 'TL_STORE_ERROR', `Redis: ${message}`, { cause: error });
+}
+
+/** The database number of a Redis URL (`redis://host:6379/2` → 2; none → 0). */
+function databaseOf(url: string): number {
+  let path = '';
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    return 0; // ioredis reports an unparsable URL itself
+  }
+  const match = /^\/?(\d*)$/.exec(path);
+  if (!match) throw new TasklineError('TL_INVALID_CONFIG', `${redactUrl(url)}: the database must be a whole number (redis://host:port/2), got ${JSON.stringify(path.slice(1, 40))}`);
+  return match[1] === '' ? 0 : Number(match[1]);
 }
