@@ -15,12 +15,12 @@ export interface EnqueueOptions {
   maxRetries?: number;
   /** ms one attempt may run before it is aborted and counted as failed. Default 30 min. */
   timeout?: number;
-  /** Absolute time (epoch ms or Date) after which no attempt may run. Default: none. */
-  deadline?: number | Date;
+  /** Absolute time (epoch ms, Date or ISO-8601 text) after which no attempt may run. Default: none. */
+  deadline?: number | Date | string;
   /** Run after this many ms (the task is `scheduled` until then). Default: run now. */
   delay?: number;
-  /** Run at this time (epoch ms or Date). Default: run now. */
-  runAt?: number | Date;
+  /** Run at this time (epoch ms, Date or ISO-8601 text). Default: run now. */
+  runAt?: number | Date | string;
   /** Reject another task with the same type + queue + payload (or `uniqueKey`) for this many ms while this one is unfinished. Default: no uniqueness. */
   uniqueFor?: number;
   /** The key uniqueness is judged by, instead of the payload. Needs `uniqueFor`. */
@@ -181,9 +181,9 @@ export function normalizeEnqueue(type: unknown, payload: unknown, options: Inter
   const bad = 'TL_INVALID_OPTION';
   const maxRetries = merged.maxRetries === undefined ? DEFAULT_MAX_RETRIES : wholeNumber(bad, 'maxRetries', merged.maxRetries, 0, 1000);
   const timeout = merged.timeout === undefined ? DEFAULT_TIMEOUT_MS : wholeNumber(bad, 'timeout', merged.timeout, 1, MAX_TIMEOUT_MS, ' of milliseconds');
-  const deadline = merged.deadline === undefined ? null : time(bad, 'deadline', merged.deadline);
+  const deadline = merged.deadline === undefined ? null : time(bad, 'deadline', merged.deadline, { strings: true });
   const delay = merged.delay === undefined ? null : duration(bad, 'delay', merged.delay);
-  const runAt = merged.runAt === undefined ? null : time(bad, 'runAt', merged.runAt);
+  const runAt = merged.runAt === undefined ? null : time(bad, 'runAt', merged.runAt, { strings: true });
   if (delay !== null && runAt !== null) {
     throw new TasklineError('TL_INVALID_OPTION', 'options delay and runAt cannot both be given; use one');
   }

@@ -24,6 +24,7 @@ export function quote(value: unknown): string {
     return text;
   }
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : value.toISOString();
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   try {
     text = typeof value === 'bigint' ? `${value}n` : (JSON.stringify(value) ?? String(value));
   } catch {
@@ -108,14 +109,19 @@ export function duration(code: ErrorCode, field: string, value: unknown, min = 0
   return wholeNumber(code, field, value, min, MAX_DURATION_MS, ' of milliseconds');
 }
 
+/** The earliest time accepted: 100 years ago, and never before 1970 (stores keep times unsigned). */
+function earliest(now: number): number {
+  return Math.max(0, now - TIME_RANGE_MS);
+}
+
 /** The accepted range of times around `now`, for messages. */
 function timeRange(now: number): string {
-  return `${new Date(now - TIME_RANGE_MS).toISOString().slice(0, 10)} to ${new Date(now + TIME_RANGE_MS).toISOString().slice(0, 10)}`;
+  return `${new Date(earliest(now)).toISOString().slice(0, 10)} to ${new Date(now + TIME_RANGE_MS).toISOString().slice(0, 10)}`;
 }
 
 /**
  * A time as epoch ms: a number of ms, a Date, or (when `strings`) an ISO-8601 text; within 100
- * years of `now` (and never before 1970, which stores keep as unsigned).
+ * years of `now`, and never before 1970.
  */
 export function time(code: ErrorCode, field: string, value: unknown, options: { now?: number; strings?: boolean } = {}): number {
   const now = options.now ?? Date.now();
@@ -123,7 +129,7 @@ export function time(code: ErrorCode, field: string, value: unknown, options: { 
   let ms: unknown = value;
   if (value instanceof Date) ms = value.getTime();
   else if (typeof value === 'string' && options.strings) ms = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < Math.max(0, now - TIME_RANGE_MS) || ms > now + TIME_RANGE_MS) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < earliest(now) || ms > now + TIME_RANGE_MS) {
     throw invalid(code, field, accepted, value);
   }
   return Math.round(ms);

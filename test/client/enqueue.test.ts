@@ -98,7 +98,10 @@ describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
     ['a bad backoff', () => client.enqueue('t', {}, { backoff: { type: 'linear' } as never }), 'TL_INVALID_OPTION', /backoff must be/],
     ['a non-string header', () => client.enqueue('t', {}, { headers: { a: 1 } as never }), 'TL_INVALID_OPTION', /headers.a must be a string/],
     ['options that are not an object', () => client.enqueue('t', {}, 'fast' as never), 'TL_INVALID_OPTION', /options must be an object/],
-    ['a bad runAt', () => client.enqueue('t', {}, { runAt: 'tomorrow' as never }), 'TL_INVALID_OPTION', /runAt must be a time \(epoch ms or a Date\) from \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d, got "tomorrow"/],
+    ['a bad runAt', () => client.enqueue('t', {}, { runAt: 'tomorrow' as never }), 'TL_INVALID_OPTION', /runAt must be a time \(epoch ms, a Date or an ISO-8601 text\) from \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d, got "tomorrow"/],
+    // The range named is the one enforced: never before 1970.
+    ['a runAt before 1970', () => client.enqueue('t', {}, { runAt: '1950-01-01T00:00:00Z' }), 'TL_INVALID_OPTION', /^runAt must be a time .* from 1970-01-01 to \d{4}-\d\d-\d\d, got "1950-01-01T00:00:00Z"$/],
+    ['a maxRetries of Infinity', () => client.enqueue('t', {}, { maxRetries: Infinity }), 'TL_INVALID_OPTION', /maxRetries must be a whole number from 0 to 1000, got Infinity$/],
     // Times and durations beyond what can be read back (finding 1): ±100 years, never past Date's range.
     ['a runAt past Date', () => client.enqueue('t', {}, { runAt: Number.MAX_SAFE_INTEGER }), 'TL_INVALID_OPTION', /runAt must be a time .*, got 9007199254740991$/],
     ['a runAt 101 years ahead', () => client.enqueue('t', {}, { runAt: Date.now() + 101 * 365.25 * 86_400_000 }), 'TL_INVALID_OPTION', /runAt must be a time/],
@@ -127,6 +130,13 @@ describe.each(STORES)('client enqueue on %s', (_name, openStore) => {
     expect((error as TasklineError).message).toMatch(message);
     expect((error as TasklineError).message.length).toBeLessThan(400);
     await nothingStored();
+  });
+
+  it('takes runAt and deadline as ISO-8601 text too (as the HTTP API and config files give them)', async () => {
+    const at = new Date(Date.now() + 3_600_000);
+    const info = await client.enqueue('t', {}, { runAt: at.toISOString(), deadline: new Date(at.getTime() + 60_000).toISOString() });
+    expect(info.state).toBe('scheduled');
+    expect(await client.getTask(info.id)).toMatchObject({ nextRunAt: at.getTime(), deadline: at.getTime() + 60_000 });
   });
 
   it('enqueueMany stores a batch, and stores nothing when any item is invalid', async () => {

@@ -32,7 +32,7 @@ describe.each(STORES)('the fuzz findings, by hand, on %s', (_name, open) => {
   }
 
   it.each([
-    ['runAt 9007199254740991', { type: 'x', id: 'far', runAt: 9007199254740991 }, /^runAt must be a time \(epoch ms or a Date\) from \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d, got 9007199254740991$/],
+    ['runAt 9007199254740991', { type: 'x', id: 'far', runAt: 9007199254740991 }, /^runAt must be a time \(epoch ms, a Date or an ISO-8601 text\) from \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d, got 9007199254740991$/],
     ['delay 8640000000000001', { type: 'x', id: 'far', delay: 8640000000000001 }, /delay must be a whole number of milliseconds/],
     ['deadline 1e300', { type: 'x', id: 'far', deadline: 1e300 }, /deadline must be/],
     ['a lone surrogate in the type', { type: 'x\ud800', id: 'far' }, /invalid task type "x\\ud800"/],

@@ -15,20 +15,15 @@ import { waitForTask } from '../wait.js';
 type Item = z.infer<typeof EnqueueItem>;
 type QueryOptions = z.infer<typeof EnqueueQuery>;
 
-function toMs(value: number | string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  return typeof value === 'number' ? value : Date.parse(value);
-}
-
 function enqueueOptions(item: Omit<Item, 'type' | 'payload'> | QueryOptions): EnqueueOptions {
   const options: EnqueueOptions = {};
   if (item.queue !== undefined) options.queue = item.queue;
   if (item.id !== undefined) options.id = item.id;
   if (item.maxRetries !== undefined) options.maxRetries = item.maxRetries;
   if (item.timeout !== undefined) options.timeout = item.timeout;
-  if (item.deadline !== undefined) options.deadline = toMs(item.deadline);
+  if (item.deadline !== undefined) options.deadline = item.deadline;
   if (item.delay !== undefined) options.delay = item.delay;
-  if (item.runAt !== undefined) options.runAt = toMs(item.runAt);
+  if (item.runAt !== undefined) options.runAt = item.runAt;
   if (item.uniqueFor !== undefined) options.uniqueFor = item.uniqueFor;
   if (item.uniqueKey !== undefined) options.uniqueKey = item.uniqueKey;
   if (item.retention !== undefined) options.retention = item.retention;
