@@ -96,7 +96,13 @@ export type Ack =
   | (AckBase & { kind: 'dead'; error: string })
   | (AckBase & { kind: 'cancelled'; error: string })
   /** Graceful shutdown: back to `queued`, the attempt is not counted. */
-  | (AckBase & { kind: 'requeue' });
+  | (AckBase & { kind: 'requeue' })
+  /**
+   * No handler for the type in this worker (DESIGN §2): back to `retrying`, due after `delay`
+   * ms, for a worker that has one; the attempt, the last error and the queue's counts stay as
+   * they were before the claim (the attempt record says what happened).
+   */
+  | (AckBase & { kind: 'hand-back'; delay: number });
 
 /** `stale`: the lease token no longer matches (the task was recovered); nothing was written. */
 export type AckResult = 'ok' | 'stale';

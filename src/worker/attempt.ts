@@ -128,7 +128,7 @@ function handBackOrFail(execution: Execution, policy: AttemptPolicy, ended: (exe
       const why = `handed back for worker ${peer}, which handles it`;
       const message = `no handler for task type ${JSON.stringify(task.type)} in worker ${policy.workerId}; ${why}`;
       ended(execution, {
-        ack: { kind: 'retry', ...base(execution, 'interrupted', message, policy.workerId), error: message, delay: HAND_BACK_DELAY_MS, consumed: false },
+        ack: { kind: 'hand-back', ...base(execution, 'interrupted', message, policy.workerId), delay: HAND_BACK_DELAY_MS },
         handedBack: true,
       });
     },

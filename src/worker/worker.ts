@@ -250,7 +250,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (!ack || outcome.handedBack) return;
     if (ack.kind === 'complete') this.emit('completed', meta, outcome.result);
     else {
-      const next = ack.kind === 'retry' ? 'retrying' : ack.kind === 'requeue' ? 'queued' : ack.kind;
+      const next = ack.kind === 'retry' || ack.kind === 'hand-back' ? 'retrying' : ack.kind === 'requeue' ? 'queued' : ack.kind;
       this.emit('failed', meta, outcome.error, next);
     }
   }

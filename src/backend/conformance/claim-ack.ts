@@ -250,6 +250,26 @@ export function claimAckConformance(openStore: OpenStore): void {
       expect(again).toMatchObject({ id, attempt: 1 });
     });
 
+    it('hands a task back (no handler in that worker): retrying, attempt, last error and counts as before', async () => {
+      const { backend } = store;
+      const id = await enqueueOne(backend, 't', {}, { maxRetries: 0 });
+      const first = await claimTask(backend, id);
+      await ackOk(backend, retryAck(first, 'rate limited', 0, false));
+      const before = await backend.getQueue('default');
+      const claimed = await claimOne(await store.later(1000));
+      const note = 'no handler for task type "t" in worker w-2; handed back for worker w-1, which handles it';
+      await ackOk(await store.later(1000), { kind: 'hand-back', id, queue: claimed.queue, token: claimed.token, attempt: attemptOf(claimed, 'interrupted', note), delay: 500 });
+      const record = (await backend.getTask(id))!;
+      expect(record).toMatchObject({ state: 'retrying', attempt: 0, lastError: 'rate limited' });
+      expect(record.attempts.map((a) => [a.outcome, a.error])).toEqual([['failed', 'rate limited'], ['interrupted', note]]);
+      const after = await backend.getQueue('default');
+      expect([after?.processed, after?.failed]).toEqual([before?.processed, before?.failed]);
+      // Due after the delay, then claimable as the same attempt.
+      const [early] = await (await store.later(1200)).claim(WORKER, [{ queue: 'default', count: 1 }], 30_000);
+      expect(early.tasks).toEqual([]);
+      expect(await claimOne(await store.later(1600))).toMatchObject({ id, attempt: 1 });
+    });
+
     it('dead-letters a task', async () => {
       const { backend } = store;
       const id = await enqueueOne(backend);

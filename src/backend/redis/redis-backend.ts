@@ -792,6 +792,7 @@ function ackArgs(acks: Ack[], indexes: number[]): { args: (string | number)[]; o
       data = ack.error;
       delay = ack.delay;
     } else if (ack.kind === 'dead' || ack.kind === 'cancelled') data = ack.error;
+    else if (ack.kind === 'hand-back') delay = ack.delay;
     // A completing attempt is not stored, only its finish time: the record says the rest (lua/ack.lua).
     args.push(kind, ack.id, ack.token, data, delay, ack.kind === 'complete' ? finishTime(ack.attempt) : encodeAttempt(ack.attempt));
   }

@@ -16,10 +16,12 @@ const COMPLETE = `UPDATE tasks SET ${FINISH}, result = CASE WHEN ? = '' THEN res
 const FAIL_FINAL = `UPDATE tasks SET ${FINISH}, last_error = ?, ${APPEND_ATTEMPT} WHERE ${HELD}`;
 const RETRY = `UPDATE tasks SET state = 'retrying', attempt = attempt - ?, last_error = ?, next_run_at = ?, sort_key = ?,
     cancel_requested = 0, lease_token = NULL, ${APPEND_ATTEMPT} WHERE ${HELD}`;
+const HAND_BACK = `UPDATE tasks SET state = 'retrying', attempt = attempt - 1, next_run_at = ?, sort_key = ?,
+    cancel_requested = 0, lease_token = NULL, ${APPEND_ATTEMPT} WHERE ${HELD}`;
 const REQUEUE = `UPDATE tasks SET state = 'queued', attempt = attempt - 1, worker_id = NULL, enqueued_at = ?, sort_key = ?,
     lease_token = NULL, ${APPEND_ATTEMPT} WHERE ${HELD}`;
 
-/** Ends attempts: complete, retry, dead, cancelled or requeue (graceful shutdown). */
+/** Ends attempts: complete, retry, dead, cancelled, requeue (graceful shutdown) or hand-back. */
 export function ackAttempts(t: Transition, acks: Ack[]): AckResult[] {
   return acks.map((ack): AckResult => (applyAck(t, ack) ? 'ok' : 'stale'));
 }
@@ -62,6 +64,16 @@ function applyAck(t: Transition, ack: Ack): boolean {
         t.count(ack.queue, 1, ack.consumed ? 1 : 0);
         t.emitLifecycle('retrying', ack.queue, ack.id, `${ack.consumed ? ack.attempt.attempt : ack.attempt.attempt - 1},${due}`);
         // Waiting workers learn the new due time.
+        t.wake(ack.queue);
+      }
+      return done;
+    }
+    case 'hand-back': {
+      // No handler in that worker: as if never claimed, but for the attempt record; no count.
+      const due = t.now + ack.delay;
+      const done = t.run(HAND_BACK, due, due, attempt, ...held).changes > 0;
+      if (done) {
+        t.emitLifecycle('retrying', ack.queue, ack.id, `${ack.attempt.attempt - 1},${due}`);
         t.wake(ack.queue);
       }
       return done;

@@ -658,6 +658,16 @@ local function ack_batch(o)
           redis.call('ZADD', K_RETRYING, m.n, id)
           note_lifecycle('r', id, m.t, m.a .. ',' .. m.n)
           wake_workers()
+        elseif kind == 'hand-back' then
+          -- No handler in that worker: waits for one that has it; not processed, no error.
+          m.a = m.a - 1
+          m.s = 'retrying'
+          m.n = NOW + tonumber(delays[i])
+          m.x = nil
+          redis.call('SREM', K_CANCEL, id)
+          redis.call('ZADD', K_RETRYING, m.n, id)
+          note_lifecycle('r', id, m.t, m.a .. ',' .. m.n)
+          wake_workers()
         elseif kind == 'dead' then
           processed = processed + 1
           failed = failed + 1

@@ -6,7 +6,8 @@
 -- record holds all it says (codec.ts puts it back on read);
 -- then the completions without a result, short: the number of groups, then per group of one
 -- lease token: token, m, and m times id and finish time.
--- kind: complete | retry | retry-free (the attempt is given back) | dead | cancelled | requeue.
+-- kind: complete | retry | retry-free (the attempt is given back) | dead | cancelled | requeue |
+-- hand-back (no handler in that worker: retrying again, as if never claimed).
 -- Returns per ack, full ones first then the short ones in order, 1 (applied) or 0 (stale).
 --
 -- Every read and write is batched: one HMGET per hash for the whole batch, one HSET/ZADD per
