@@ -20,7 +20,8 @@ type AddFormats = (ajv: Ajv) => Ajv;
 const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
 
 export class RecordedTypes {
-  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  // verbose: a union's error carries its branches' schemas, for the accepted forms in words.
+  private readonly ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
   private readonly compiled = new Map<string, ValidateFunction | null>();
   private listing: { at: number; types: Map<string, TaskTypeInfo> } | null = null;
   private loading: Promise<Map<string, TaskTypeInfo>> | null = null;
@@ -104,20 +105,51 @@ export function handlesType(patterns: readonly string[], type: string): boolean 
 
 /** `payload.to is required; payload.width must be integer`: at most five problems. */
 function describe(errors: ErrorObject[]): string {
-  const problems = errors.slice(0, 5).map((error) => {
-    const at = `payload${error.instancePath.replace(/\/([^/]*)/g, (_m, part: string) => (/^\d+$/.test(part) ? `[${part}]` : `.${part.replace(/~1/g, '/').replace(/~0/g, '~')}`))}`;
-    const params = error.params as Record<string, unknown>;
-    switch (error.keyword) {
-      case 'required':
-        return `${at}.${String(params.missingProperty)} is required`;
-      case 'additionalProperties':
-        return `${at}.${String(params.additionalProperty)} is not an accepted field`;
-      case 'enum':
-        return `${at} must be one of ${quote(params.allowedValues)}`;
-      default:
-        return `${at} ${error.message ?? 'is not accepted'}`;
-    }
-  });
-  const more = errors.length > 5 ? ` (and ${errors.length - 5} more)` : '';
+  const listed = withoutBranches(errors);
+  const problems = listed
+    .slice(0, 5)
+    .map((error) => {
+      const at = `payload${error.instancePath.replace(/\/([^/]*)/g, (_m, part: string) => (/^\d+$/.test(part) ? `[${part}]` : `.${part.replace(/~1/g, '/').replace(/~0/g, '~')}`))}`;
+      const params = error.params as Record<string, unknown>;
+      switch (error.keyword) {
+        case 'required':
+          return `${at}.${String(params.missingProperty)} is required`;
+        case 'additionalProperties':
+          return `${at}.${String(params.additionalProperty)} is not an accepted field`;
+        case 'enum':
+          return `${at} must be one of ${quote(params.allowedValues)}`;
+        case 'anyOf':
+        case 'oneOf':
+          return `${at} must be ${(Array.isArray(error.schema) ? (error.schema as unknown[]) : []).map(form).join(' or ')}`;
+        default:
+          return `${at} ${error.message ?? 'is not accepted'}`;
+      }
+    });
+  const more = listed.length > 5 ? ` (and ${listed.length - 5} more)` : '';
   return problems.join('; ') + more;
+}
+
+/** The errors, with those of each branch of a failed anyOf/oneOf left out (the union's own error says it all). */
+function withoutBranches(errors: ErrorObject[]): ErrorObject[] {
+  const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
+  return errors.filter((e) => !unions.some((u) => u !== e && e.schemaPath.startsWith(`${u.schemaPath}/`)));
+}
+
+/** One accepted form of a JSON Schema, in words: `an email address`, `a list of 1–50 email addresses`. */
+function form(schema: unknown): string {
+  if (typeof schema !== 'object' || schema === null) return 'a value';
+  const s = schema as { type?: unknown; format?: unknown; items?: unknown; minItems?: unknown; maxItems?: unknown; enum?: unknown };
+  if (Array.isArray(s.enum)) return `one of ${quote(s.enum)}`;
+  if (s.type === 'string' && s.format === 'email') return 'an email address';
+  if (s.type === 'string') return typeof s.format === 'string' ? `a string (${s.format})` : 'a string';
+  if (s.type === 'array') {
+    const min = typeof s.minItems === 'number' ? s.minItems : 0;
+    const max = typeof s.maxItems === 'number' ? String(s.maxItems) : '…';
+    const bounds = min > 0 || max !== '…' ? ` of ${min}–${max}` : '';
+    const item = form(s.items);
+    return `a list${bounds} ${item === 'an email address' ? 'email addresses' : `of ${item}`}`;
+  }
+  if (s.type === 'integer') return 'a whole number';
+  if (typeof s.type === 'string') return `${/^[aeiou]/.test(s.type) ? 'an' : 'a'} ${s.type}`;
+  return 'a value';
 }

@@ -92,6 +92,17 @@ describe.each(STORES)('typed at every door on %s', (_name, openStore) => {
     expect((await app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 'free:form', payload: [1, 2] } })).statusCode).toBe(201);
   });
 
+  it('a union field is named once, with its accepted forms in words', async () => {
+    const many = defineTask('mail:many', { schema: z.object({ to: z.union([z.string().email(), z.array(z.string().email()).min(1).max(50)]) }) });
+    await startWorker((w) => w.handle(many, async () => null));
+    const { app } = await api();
+    const bad = await app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 'mail:many', payload: { to: 'ada' } } });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json<{ error: { message: string } }>().error.message).toBe(
+      'payload of "mail:many" does not match the schema its workers recorded: payload.to must be an email address or a list of 1–50 email addresses',
+    );
+  });
+
   it('GET /api/v1/types lists each type with its schema, queues and the live workers that handle it', async () => {
     const a = await startWorker((w) => w.handle(deliver, async () => 'sent'), { queues: ['mail'] });
     const b = await startWorker((w) => w.handle('mail:*', async () => null), { queues: ['mail', 'default'] });

@@ -3,16 +3,28 @@ import type { Command } from 'commander';
 import { knownTaskTypes } from '../../client/recorded-types.js';
 import { withContext } from '../run.js';
 
+interface FieldSchema {
+  type?: unknown;
+  format?: unknown;
+  items?: FieldSchema;
+  anyOf?: FieldSchema[];
+}
+
+/** `string (email)`, `string (email)[]`, `string (email) | string (email)[]`. */
+function kindOf(p: FieldSchema): string {
+  if (Array.isArray(p.anyOf)) return p.anyOf.map(kindOf).join(' | ');
+  if (p.type === 'array' && p.items) return `${kindOf(p.items)}[]`;
+  const kind = Array.isArray(p.type) ? p.type.join('|') : typeof p.type === 'string' ? p.type : 'any';
+  return `${kind}${typeof p.format === 'string' ? ` (${p.format})` : ''}`;
+}
+
 /** A JSON Schema in one short line: `{to: string, subject: string, body?: string}`. */
 export function schemaSummary(schema: Record<string, unknown> | null): string {
   if (schema === null) return '-';
   const properties = schema.properties;
   if (schema.type !== 'object' || typeof properties !== 'object' || properties === null) return typeof schema.type === 'string' ? schema.type : 'schema';
   const required = new Set(Array.isArray(schema.required) ? (schema.required as unknown[]) : []);
-  const fields = Object.entries(properties as Record<string, { type?: unknown; format?: unknown }>).map(([name, p]) => {
-    const kind = Array.isArray(p.type) ? p.type.join('|') : typeof p.type === 'string' ? p.type : 'any';
-    return `${name}${required.has(name) ? '' : '?'}: ${kind}${typeof p.format === 'string' ? ` (${p.format})` : ''}`;
-  });
+  const fields = Object.entries(properties as Record<string, FieldSchema>).map(([name, p]) => `${name}${required.has(name) ? '' : '?'}: ${kindOf(p)}`);
   const text = `{${fields.join(', ')}}`;
   return text.length > 120 ? `${text.slice(0, 119)}…` : text;
 }
