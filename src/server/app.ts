@@ -22,6 +22,7 @@ import { queueRoutes } from './routes/queues.js';
 import { schedulerRoutes } from './routes/schedulers.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { taskRoutes } from './routes/tasks.js';
+import { indexRoutes } from './routes/api-index.js';
 import { typeRoutes } from './routes/types.js';
 import { workerRoutes } from './routes/workers.js';
 import { SseStreams, type SseOptions } from './sse.js';
@@ -116,6 +117,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   });
 
   const routes: AnyRoute[] = [
+    ...indexRoutes(() => routes),
     ...taskRoutes(ctx),
     ...queueRoutes(ctx),
     ...scheduleRoutes(ctx),

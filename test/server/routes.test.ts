@@ -13,6 +13,17 @@ describe.each(STORES)('queues, schedules, workers, stats, health on %s', (_name,
   const post = (url: string, payload?: unknown) => api.app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as object }) });
   const get = (url: string) => api.app.inject({ method: 'GET', url });
 
+  it('GET /api/v1, the URL the banners print, lists every route and the OpenAPI document', async () => {
+    const index = await get('/api/v1');
+    expect(index.statusCode).toBe(200);
+    const body = index.json<{ name: string; version: string; openapi: string; routes: string[] }>();
+    expect(body).toMatchObject({ name: 'taskline', openapi: '/openapi.json' });
+    const documented = Object.entries((await get('/openapi.json')).json<{ paths: Record<string, Record<string, unknown>> }>().paths)
+      .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+    expect([...body.routes].sort()).toEqual(documented.sort());
+    expect(body.routes).toContain('GET /api/v1/types');
+  });
+
   it('lists queues, one queue, its tasks by state with a cursor; pause, resume, run-all, delete-all', async () => {
     for (let i = 0; i < 3; i++) await post('/api/v1/tasks', { type: 't', queue: 'mail', payload: { i } });
     await post('/api/v1/tasks', { type: 't', queue: 'mail', delay: 3_600_000 });
