@@ -5,8 +5,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/stores.js';
+import { freePort } from '../scheduler/servers.js';
 import { BACKEND_KINDS, CliProcess, parseJson, runCli } from './helpers.js';
 
 describe.each(BACKEND_KINDS)('taskline dev on %s', (kind) => {
@@ -28,8 +30,21 @@ describe.each(BACKEND_KINDS)('taskline dev on %s', (kind) => {
     rmSync(cwd, { recursive: true, force: true });
   });
 
+  it('a port in use ends dev with one line (the API is what the README talks to)', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (holder.address() as AddressInfo).port;
+      const result = await runCli([...storeArgs, 'dev'], { cwd, env: { PORT: String(port) }, timeoutMs: 60_000 });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(`taskline: port ${port} is in use (another taskline dev or server?): stop that one, or give this one another port with PORT=<port> (TL_INVALID_CONFIG)\n`);
+    } finally {
+      holder.close();
+    }
+  });
+
   it('runs the example handlers: enqueue --wait completes, SIGTERM exits 0', async () => {
-    dev = new CliProcess([...storeArgs, 'dev'], { cwd });
+    dev = new CliProcess([...storeArgs, 'dev'], { cwd, env: { PORT: String(await freePort()) } });
     await dev.waitFor(/^ready/m);
     expect(dev.stdout).toMatch(/^ {2}store {7}(sqlite:\.\/taskline\.db \(embedded, .*taskline\.db\)|redis:\/\/127\.0\.0\.1:6379)$/m);
     expect(dev.stdout).toMatch(/^ {2}handlers {4}send_report, clean_expired_sessions, sync_external_data, email:deliver, report:generate, image:resize$/m);
@@ -60,7 +75,7 @@ describe.each(BACKEND_KINDS)('taskline dev on %s', (kind) => {
   });
 
   it('--json prints NDJSON events', async () => {
-    dev = new CliProcess([...storeArgs, '--json', 'dev'], { cwd });
+    dev = new CliProcess([...storeArgs, '--json', 'dev'], { cwd, env: { PORT: String(await freePort()) } });
     const [line] = await dev.waitFor(/^\{.*"event":"started".*\}$/m);
     expect(dev.stdout.split('\n')[0]).toBe(line);
     expect(JSON.parse(line)).toMatchObject({ event: 'started', notRunning: ['dashboard'], scheduler: { running: true, reconciled: { upserted: ['weekly-report', 'session-cleanup', 'external-sync'], removed: [] } }, worker: { queues: 'critical=6,default=3,sync_workers=2,low=1' } });

@@ -100,7 +100,7 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
 
   it('taskline dev fires a config schedule every second: its task completes, schedule fires shows it; a changed file applies at the next start', async () => {
     writeConfig([{ id: 'tick', cron: '* * * * * *', task: { type: 'clean_expired_sessions', payload: { olderThanDays: 1 } } }]);
-    dev = new CliProcess([...store.args, 'dev'], { cwd: store.dir });
+    dev = new CliProcess([...store.args, 'dev'], { cwd: store.dir, env: { PORT: String(await freePort()) } });
     await dev.waitFor(/^ready/m, 60_000);
     expect(dev.stdout).toMatch(/^ {2}scheduler {3}running .*: 4 schedules$/m);
     expect(dev.stdout).toMatch(/^ {4}tick +\* \* \* \* \* \* +UTC +clean_expired_sessions → default +\S+ \d\d:\d\d:\d\d \+00:00 \(\S+ \S+Z\)$/m);
@@ -121,7 +121,7 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
     // Change the file: tick goes, nightly comes; an API schedule stays.
     expect((await cli('schedule', 'add', 'manual', '--cron', '0 12 * * *', '--type', 'report:generate')).code).toBe(0);
     writeConfig([{ id: 'nightly', cron: '0 3 * * *', timezone: 'Australia/Lord_Howe', task: { type: 'send_report', payload: { to: 'ops@example.com' } } }]);
-    dev = new CliProcess([...store.args, 'dev'], { cwd: store.dir });
+    dev = new CliProcess([...store.args, 'dev'], { cwd: store.dir, env: { PORT: String(await freePort()) } });
     await dev.waitFor(/^ready/m, 60_000);
     expect(dev.stdout).toMatch(/^ {2}scheduler {3}running .*: 5 schedules; removed tick \(no longer in the config\)$/m);
     expect(dev.stdout).toMatch(/^ {4}nightly +0 3 \* \* \* +Australia\/Lord_Howe +send_report → default +\S+ 03:00:00 \+1[01]:(00|30) /m);
@@ -163,7 +163,7 @@ describe.each(BACKEND_KINDS)('config-file schedules on %s', (kind) => {
 
   it('a bad schedule in the config file stops dev with one line (exit 1)', async () => {
     writeConfig([{ id: 'bad-zone', cron: '0 9 * * *', timezone: 'Atlantis/Capital', task: { type: 'x' } }]);
-    const result = await runCli([...store.args, 'dev'], { cwd: store.dir, timeoutMs: 60_000 });
+    const result = await runCli([...store.args, 'dev'], { cwd: store.dir, env: { PORT: String(await freePort()) }, timeoutMs: 60_000 });
     expect(result.code).toBe(1);
     expect(oneLine(result.stderr)).toMatch(/^taskline: taskline\.config\.json: schedules\[0\] \(bad-zone\): unknown time zone "Atlantis\/Capital": .* \(TL_INVALID_CONFIG\)$/);
     expect(await backend.listSchedules()).toEqual([]);

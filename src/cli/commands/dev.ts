@@ -16,6 +16,7 @@ import type { CliContext } from '../context.js';
 import { withContext } from '../run.js';
 import { listenForShutdown } from '../signals.js';
 import { storeLocation } from '../../backend/connect.js';
+import { TasklineError } from '../../core/errors.js';
 
 interface DevOptions {
   concurrency: number;
@@ -75,7 +76,7 @@ export function registerDevCommand(program: Command): void {
     );
 }
 
-/** The task center's HTTP API on PORT, sharing the worker's metrics; a busy port is reported, not fatal. */
+/** The task center's HTTP API on PORT, sharing the worker's metrics; a busy port ends dev with one line. */
 async function startDevApi(ctx: CliContext, backend: Backend, worker: Worker, scheduler: Scheduler) {
   const [{ startTaskCenter }, { createRegistry, instrumentWorker }] = await Promise.all([
     import('../../server/task-center.js'),
@@ -87,8 +88,11 @@ async function startDevApi(ctx: CliContext, backend: Backend, worker: Worker, sc
     const center = await startTaskCenter({ backend, storeAddress: storeLocation(ctx.settings.backend), port: ctx.settings.port, apiToken: ctx.settings.apiToken, readToken: ctx.settings.readToken, registry, scheduler });
     return { stop: () => center.stop(), line: `  http api    ${center.url}/api/v1 · metrics ${center.url}/metrics · OpenAPI ${center.url}/openapi.json`, json: { running: true, url: center.url } };
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return { stop: async () => undefined, line: `  http api    not running: ${reason}`, json: { running: false, reason } };
+    // A dev without its API would leave the README's curl commands talking to whatever holds the port.
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new TasklineError('TL_INVALID_CONFIG', `port ${ctx.settings.port} is in use (another taskline dev or server?): stop that one, or give this one another port with PORT=<port>`, { cause: error });
+    }
+    throw error;
   }
 }
 
