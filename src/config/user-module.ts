@@ -23,6 +23,10 @@ export async function importUserModule(path: string): Promise<Record<string, unk
 /** `/app/h.mjs:3:15: SyntaxError: Unexpected token ';'`, or the error alone when no place is known. */
 export async function describeLoadError(error: unknown, url: string): Promise<string> {
   if (!(error instanceof Error)) return String(error);
+  // Node runs JavaScript: a TypeScript module needs compiling (or a loader) first.
+  if ((error as NodeJS.ErrnoException).code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(url)) {
+    return `${displayPath(url)}: a TypeScript module; compile it to JavaScript first (tsc), or run taskline under a TypeScript loader: node --import tsx node_modules/.bin/taskline …`;
+  }
   const what = `${error.name}: ${error.message.split('\n')[0]}`;
   const stack = error.stack ?? '';
   const where = decoratedLocation(stack) ?? (error.name === 'SyntaxError' && userFrame(stack) === null ? await reparseLocation(url) : userFrame(stack));
