@@ -99,8 +99,8 @@ export type Ack =
   | (AckBase & { kind: 'requeue' })
   /**
    * No handler for the type in this worker (DESIGN §2): back to `retrying`, due after `delay`
-   * ms, for a worker that has one; the attempt, the last error and the queue's counts stay as
-   * they were before the claim (the attempt record says what happened).
+   * ms, for a worker that has one; the attempt, its records, the last error and the queue's
+   * counts stay as they were before the claim (`attempt` is not stored).
    */
   | (AckBase & { kind: 'hand-back'; delay: number });
 

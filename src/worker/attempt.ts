@@ -29,8 +29,8 @@ export interface AttemptOutcome {
   ack: Ack | null;
   result?: unknown;
   error?: unknown;
-  /** The task was handed back for another worker (no handler here): not a failure. */
-  handedBack?: boolean;
+  /** The task was handed back (no handler here) for this live worker, which has one: not a failure. */
+  handedBack?: string;
 }
 
 /** ms a handed-back task waits before it is claimable again (the worker that has its handler takes it). */
@@ -129,7 +129,7 @@ function handBackOrFail(execution: Execution, policy: AttemptPolicy, ended: (exe
       const message = `no handler for task type ${JSON.stringify(task.type)} in worker ${policy.workerId}; ${why}`;
       ended(execution, {
         ack: { kind: 'hand-back', ...base(execution, 'interrupted', message, policy.workerId), delay: HAND_BACK_DELAY_MS },
-        handedBack: true,
+        handedBack: peer,
       });
     },
     () => failed('the live workers could not be listed'),

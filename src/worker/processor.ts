@@ -58,8 +58,8 @@ export function splitLanes(concurrency: number, count: number): Lane[] {
 }
 
 const REPORT_DELAY_MS = 500;
-/** ms a worker leaves a queue alone after handing back one of its tasks: the hand-back's delay and a margin for the worker with the handler to claim it. */
-const HAND_BACK_REST_MS = HAND_BACK_DELAY_MS + 500;
+/** How long after a hand-back an idle wait ignores due tasks: the hand-back's delay and a margin for the worker with the handler to claim it. */
+const HAND_BACK_HOLD_MS = HAND_BACK_DELAY_MS + 500;
 /** Most tasks one claim asks for (Redis's Lua unpacks a batch into ~8,000 values at most). */
 const MAX_CLAIM = 1000;
 
@@ -78,11 +78,12 @@ export class Processor implements Component, ContextHost {
   /** Queues a claim found empty (or paused), until a lane wakes for a freed slot or an idle wait ends (shared by the lanes). */
   private readonly exhausted = new Set<string>();
   /**
-   * Queues this worker leaves alone for a moment after handing a task back (no handler here):
-   * queue -> until (Date.now). The task becomes claimable again before the rest ends, so the
-   * worker that has its handler claims it rather than this one again (DESIGN §2).
+   * After handing a task back (no handler here), an idle wait of this worker does not end for
+   * a due task before this time (Date.now): the handed-back task falls due first, and the
+   * worker with its handler — woken by the hand-back — claims it (DESIGN §2). Claims for new
+   * work are not held back, so this worker's own tasks run on.
    */
-  private readonly resting = new Map<string, number>();
+  private handedBackUntil = 0;
   /** The first claim after an idle wait, while it is in flight (see claimLoop). */
   private probe: Promise<void> | null = null;
   /** ms until the earliest scheduled or retrying task is due, as the last claim saw it. */
@@ -141,7 +142,7 @@ export class Processor implements Component, ContextHost {
         continue;
       }
       // At most MAX_CLAIM per call: a store script unpacks a batch into one call's arguments.
-      const requests = picker.plan(Math.min(free, MAX_CLAIM), this.resting.size > 0 ? this.skipped(exhausted) : exhausted);
+      const requests = picker.plan(Math.min(free, MAX_CLAIM), exhausted);
       if (requests.length === 0) {
         await this.waitForWork();
         // The first lane back looks at the queues; the others go on once it knows what is there
@@ -199,21 +200,6 @@ export class Processor implements Component, ContextHost {
     }
   }
 
-  /** The exhausted queues and those resting after a hand-back; wakes the idle wait when the earliest rest ends. */
-  private skipped(exhausted: ReadonlySet<string>): ReadonlySet<string> {
-    const now = Date.now();
-    const skipped = new Set(exhausted);
-    for (const [queue, until] of this.resting) {
-      if (until <= now) {
-        this.resting.delete(queue);
-        continue;
-      }
-      skipped.add(queue);
-      this.nextDueIn = Math.min(this.nextDueIn ?? Infinity, until - now);
-    }
-    return skipped;
-  }
-
   /** Waits for work with the other lanes: the first lane to find none starts the wait. */
   private waitForWork(): Promise<void> {
     if (!this.workWait) {
@@ -224,8 +210,12 @@ export class Processor implements Component, ContextHost {
   }
 
   private async blockForWork(): Promise<void> {
-    const nextDueIn = this.nextDueIn;
+    let nextDueIn = this.nextDueIn;
     this.nextDueIn = null;
+    // After a hand-back: not before the hold ends, and then at the latest — should the worker
+    // with the handler not have claimed the task, this one looks again (and hands it back again).
+    const holdBack = this.handedBackUntil - Date.now();
+    if (holdBack > 0) nextDueIn = Math.max(nextDueIn ?? 0, holdBack);
     const wait = nextDueIn === null ? this.options.idleWaitMs : Math.min(this.options.idleWaitMs, nextDueIn + 5);
     // Wakes on new work (the store's notification), on poke() or on stop.
     const wake = new AbortController();
@@ -302,7 +292,7 @@ export class Processor implements Component, ContextHost {
       if (lane.running === 0 && lane.waiter) this.wakeLane(lane);
       else this.slotsFreed();
       this.cancelReport(execution);
-      if (outcome.handedBack) this.resting.set(execution.task.queue, Date.now() + HAND_BACK_REST_MS);
+      if (outcome.handedBack !== undefined) this.handedBackUntil = Date.now() + HAND_BACK_HOLD_MS;
       if (!outcome.ack) {
         // No ack: the lease was lost (a renewal found it taken over) — as stale as an ack the
         // store refuses, and reported the same way.

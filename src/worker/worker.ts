@@ -58,6 +58,8 @@ export interface WorkerEvents {
    * the store refused the ack's token. Neither `completed` nor `failed` follows for the attempt.
    */
   stale: [task: TaskMeta];
+  /** This worker has no handler for the task's type; it went back, without using an attempt, for the live worker `peer` that has one. */
+  'handed-back': [task: TaskMeta, peer: string];
   /** A background error (store unreachable …); the worker keeps going. */
   error: [error: unknown, where: string];
 }
@@ -247,7 +249,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
     const ack = outcome.ack;
-    if (!ack || outcome.handedBack) return;
+    if (!ack) return;
+    if (outcome.handedBack !== undefined) {
+      this.emit('handed-back', meta, outcome.handedBack);
+      return;
+    }
     if (ack.kind === 'complete') this.emit('completed', meta, outcome.result);
     else {
       const next = ack.kind === 'retry' || ack.kind === 'hand-back' ? 'retrying' : ack.kind === 'requeue' ? 'queued' : ack.kind;

@@ -17,7 +17,7 @@ const FAIL_FINAL = `UPDATE tasks SET ${FINISH}, last_error = ?, ${APPEND_ATTEMPT
 const RETRY = `UPDATE tasks SET state = 'retrying', attempt = attempt - ?, last_error = ?, next_run_at = ?, sort_key = ?,
     cancel_requested = 0, lease_token = NULL, ${APPEND_ATTEMPT} WHERE ${HELD}`;
 const HAND_BACK = `UPDATE tasks SET state = 'retrying', attempt = attempt - 1, next_run_at = ?, sort_key = ?,
-    cancel_requested = 0, lease_token = NULL, ${APPEND_ATTEMPT} WHERE ${HELD}`;
+    cancel_requested = 0, lease_token = NULL WHERE ${HELD}`;
 const REQUEUE = `UPDATE tasks SET state = 'queued', attempt = attempt - 1, worker_id = NULL, enqueued_at = ?, sort_key = ?,
     lease_token = NULL, ${APPEND_ATTEMPT} WHERE ${HELD}`;
 
@@ -69,9 +69,9 @@ function applyAck(t: Transition, ack: Ack): boolean {
       return done;
     }
     case 'hand-back': {
-      // No handler in that worker: as if never claimed, but for the attempt record; no count.
+      // No handler in that worker: as if never claimed — no attempt record, no count.
       const due = t.now + ack.delay;
-      const done = t.run(HAND_BACK, due, due, attempt, ...held).changes > 0;
+      const done = t.run(HAND_BACK, due, due, ...held).changes > 0;
       if (done) {
         t.emitLifecycle('retrying', ack.queue, ack.id, `${ack.attempt.attempt - 1},${due}`);
         t.wake(ack.queue);

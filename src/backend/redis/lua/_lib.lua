@@ -593,10 +593,11 @@ local function ack_batch(o)
     end
   end
   if #ended_ids > 0 then
-    -- Attempt records to append, read in one HMGET (completions send none).
+    -- Attempt records to append, read in one HMGET (completions send none; a hand-back was
+    -- no attempt and leaves none).
     local recorded = {}
     for _, i in ipairs(live) do
-      if kinds[i] ~= 'complete' then recorded[#recorded + 1] = ids[i] end
+      if kinds[i] ~= 'complete' and kinds[i] ~= 'hand-back' then recorded[#recorded + 1] = ids[i] end
     end
     local previous = #recorded > 0 and redis.call('HMGET', K_ATTEMPTS, unpack(recorded)) or {}
     local records, attempts, results, completed, gone = {}, {}, {}, {}, {}
@@ -618,7 +619,7 @@ local function ack_batch(o)
           results[#results + 1] = id
           results[#results + 1] = data
         end
-      else
+      elseif kind ~= 'hand-back' then
         r = r + 1
         attempts[#attempts + 1] = id
         attempts[#attempts + 1] = previous[r] and (string.sub(previous[r], 1, -2) .. ',' .. attempt .. ']') or ('[' .. attempt .. ']')
@@ -659,7 +660,7 @@ local function ack_batch(o)
           note_lifecycle('r', id, m.t, m.a .. ',' .. m.n)
           wake_workers()
         elseif kind == 'hand-back' then
-          -- No handler in that worker: waits for one that has it; not processed, no error.
+          -- No handler in that worker: waits for one that has it; no attempt, no error, no count.
           m.a = m.a - 1
           m.s = 'retrying'
           m.n = NOW + tonumber(delays[i])
