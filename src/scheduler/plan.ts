@@ -4,6 +4,7 @@
  */
 import type { FireBatch, FireRequest, SchedulerDowntime } from '../backend/contract.js';
 import { normalizeEnqueue } from '../core/options.js';
+import type { NewTask } from '../core/task.js';
 import type { CronSchedule } from './cron.js';
 import { fireId, isPaused, templateOptions, type Schedule } from './schedule.js';
 
@@ -109,6 +110,9 @@ export function jitterFor(fireId: string, jitterMs: number): number {
   return (hash >>> 0) % (jitterMs + 1);
 }
 
+/** The skip reason of a fire whose stored task template is no longer accepted. */
+export const INVALID_TASK = 'invalid-task';
+
 /** The fire record (and for `enqueue` its task) of one nominal time of a schedule. */
 export function fireRequest(
   schedule: Schedule,
@@ -117,10 +121,17 @@ export function fireRequest(
   id: string = fireId(schedule.id, schedule.generation, nominalAt),
 ): FireRequest {
   if (action === 'missed') return { fireId: id, nominalAt, action };
-  const task = normalizeEnqueue(schedule.task.type, schedule.task.payload, { ...templateOptions(schedule.task, id), links: { scheduleFireId: id } }, {
-    maxPayloadBytes: Number.MAX_SAFE_INTEGER,
-    defaults: {},
-  });
+  let task: NewTask;
+  try {
+    task = normalizeEnqueue(schedule.task.type, schedule.task.payload, { ...templateOptions(schedule.task, id), links: { scheduleFireId: id } }, {
+      maxPayloadBytes: Number.MAX_SAFE_INTEGER,
+      defaults: {},
+    });
+  } catch {
+    // A task stored under older rules that these refuse: this schedule's fires are recorded as
+    // skipped (its fire history says so), and every other schedule fires as usual.
+    return { fireId: id, nominalAt, action: 'skipped', reason: INVALID_TASK };
+  }
   const delay = jitterFor(id, schedule.jitter);
   if (delay > 0) task.runAt = nominalAt + delay;
   return { fireId: id, nominalAt, action, task };

@@ -62,6 +62,9 @@ export class ScheduleBook {
    */
   private add(schedule: Schedule, now: number, onError: (error: unknown) => void): void {
     this.entries.delete(schedule.id);
+    // A stored definition the store could not read (shown with an empty cron): never fires, and
+    // is no error to report at every load.
+    if (schedule.cron === '') return;
     let cron: CronSchedule;
     try {
       cron = this.compile(schedule);

@@ -1,7 +1,7 @@
 /** Planning (pure): which due fires are late-but-enqueued and which were missed, and the schedule book's heap. */
 import { describe, expect, it } from 'vitest';
 import { parseCron } from '../../src/scheduler/cron.js';
-import { firstDue, inDowntime, planFires } from '../../src/scheduler/plan.js';
+import { fireRequest, firstDue, inDowntime, INVALID_TASK, planFires } from '../../src/scheduler/plan.js';
 import { ScheduleBook } from '../../src/scheduler/schedule-book.js';
 import { validateSchedule, type Schedule, type ScheduleInput } from '../../src/scheduler/schedule.js';
 
@@ -91,5 +91,15 @@ describe('firstDue and the schedule book', () => {
     book.load([schedule(), { ...schedule(), id: "broken", cron: "nope" }], 1, T0, (e) => errors.push(e));
     expect(book.size).toBe(1);
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe('fireRequest', () => {
+  it('a stored task template the rules now refuse makes that fire skipped, not the whole step fail', () => {
+    // Stored under older rules (retention beyond 100 years); validateSchedule would refuse it now.
+    const legacy: Schedule = { ...schedule(), task: { type: 't', queue: 'default', retention: 2 ** 52 } };
+    expect(fireRequest(legacy, T0 + 1000, 'enqueue')).toEqual({ fireId: 'schedule:s:1:' + String(T0 + 1000), nominalAt: T0 + 1000, action: 'skipped', reason: INVALID_TASK });
+    const fine = fireRequest(schedule(), T0 + 1000, 'enqueue');
+    expect(fine).toMatchObject({ action: 'enqueue', task: { type: 't', queue: 'default', links: { scheduleFireId: fine.fireId } } });
   });
 });
