@@ -3,7 +3,7 @@ import { TasklineError } from '../core/errors.js';
 import { malformedStringPath, quote, wholeNumber } from '../core/validate.js';
 import { TASK_STATES, type AttemptRecord, type NewTask, type TaskState } from '../core/task.js';
 import type { ScheduleDefinition } from '../scheduler/schedule.js';
-import { KEPT_STATES, MAX_KEEP, type KeptState, type QueueKeep } from './contract.js';
+import { KEPT_STATES, MAX_KEEP, type KeptState, type QueueKeep, type SchedulerInstance, type WorkerInfo } from './contract.js';
 
 /** Due scheduled/retrying tasks moved to queued per claim call, at most. */
 export const FORWARD_LIMIT = 1000;
@@ -175,4 +175,37 @@ export function parseStoredObject<T extends object>(text: string | null | undefi
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A worker's registry entry as stored (JSON written by its heartbeat); null when it cannot be
+ * read as one, so that one corrupt entry never fails a listing (it is left out).
+ */
+export function decodeWorkerInfo(text: string | null | undefined): WorkerInfo | null {
+  const info = parseStoredObject<WorkerInfo>(text);
+  if (typeof info.id !== 'string' || !Array.isArray(info.queues)) return null;
+  return {
+    id: info.id,
+    host: typeof info.host === 'string' ? info.host : '',
+    pid: typeof info.pid === 'number' ? info.pid : 0,
+    queues: info.queues.filter((q): q is string => typeof q === 'string'),
+    concurrency: typeof info.concurrency === 'number' ? info.concurrency : 0,
+    running: Array.isArray(info.running) ? info.running.filter((id): id is string => typeof id === 'string') : [],
+    startedAt: typeof info.startedAt === 'number' ? info.startedAt : 0,
+    version: typeof info.version === 'string' ? info.version : '',
+    ...(Array.isArray(info.types) ? { types: info.types.filter((t): t is string => typeof t === 'string') } : {}),
+    ...(typeof info.lastHeartbeatAt === 'number' ? { lastHeartbeatAt: info.lastHeartbeatAt } : {}),
+  };
+}
+
+/** A scheduler instance's check-in record as stored; null when it cannot be read as one (left out of listings). */
+export function decodeSchedulerInstance(value: unknown): SchedulerInstance | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const s = value as Partial<SchedulerInstance>;
+  if (typeof s.id !== 'string') return null;
+  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  return {
+    id: s.id, host: typeof s.host === 'string' ? s.host : '', pid: n(s.pid), version: typeof s.version === 'string' ? s.version : '',
+    startedAt: n(s.startedAt), lastTickAt: n(s.lastTickAt), firesLastMinute: n(s.firesLastMinute),
+  };
 }

@@ -157,10 +157,13 @@ function fromFastify(error: FastifyError, request: FastifyRequest | null, contex
     return new TasklineError('TL_INVALID_REQUEST', `${what}: send the body as JSON with Content-Type: application/json`);
   }
   if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new TasklineError('TL_INVALID_REQUEST', 'the body is empty; send a JSON document');
-  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return new TasklineError('TL_INVALID_REQUEST', `malformed JSON body: ${clip(error.message, 200)}`);
   }
-  if (status >= 400 && status < 500) return new TasklineError('TL_INVALID_REQUEST', clip(error.message, 200));
+  // Only Fastify's own refusals are the request's fault: any other error (a SyntaxError from
+  // reading a stored value, say) is the server's, never a 400 with its message.
+  const fastify = typeof error.code === 'string' && error.code.startsWith('FST_');
+  if (fastify && status >= 400 && status < 500) return new TasklineError('TL_INVALID_REQUEST', clip(error.message, 200));
   return null;
 }
 

@@ -28,6 +28,8 @@ interface RawStore {
   scheduleTimes(id: string, startAt: number, endAt: number): Promise<void>;
   scheduleText(id: string, definition: string, state: string): Promise<void>;
   fireNominalAt(fireId: string, ms: number): Promise<void>;
+  /** A live worker registry entry whose stored text is `text`. */
+  workerText(id: string, text: string): Promise<void>;
   close(): void;
 }
 
@@ -70,6 +72,10 @@ function rawRedis(store: TestStore): RawStore {
       await redis.hset(backend.keys.schedules[2], id, state);
     },
     fireNominalAt: (fireId, ms) => json(key('fires'), fireId, (f) => (f.n = ms)),
+    workerText: async (id, text) => {
+      await redis.set(backend.keys.worker(id), text, 'PX', 60_000);
+      await redis.zadd(backend.keys.workers, Date.now() + 60_000, id);
+    },
     close: () => redis.disconnect(),
   };
 }
@@ -97,6 +103,7 @@ function rawSqlite(file: string): RawStore {
       run("UPDATE schedules SET definition = json_set(definition, '$.startAt', ?, '$.endAt', ?) WHERE id = ?", startAt, endAt, id),
     scheduleText: (id, definition, state) => run('UPDATE schedules SET definition = ?, state = ? WHERE id = ?', definition, state, id),
     fireNominalAt: (fireId, ms) => run('UPDATE schedule_fires SET nominal_at = ? WHERE fire_id = ?', ms, fireId),
+    workerText: (id, text) => run('INSERT INTO workers (id, info, expires_at) VALUES (?, ?, ?)', id, text, Date.now() + 60_000),
     close: () => db.close(),
   };
 }
@@ -220,6 +227,17 @@ describe.each(STORES)('reads of unpresentable stored values on %s', (_name, open
     expect((await get('/api/v1/schedules/broken/fires')).fires).toEqual([]);
     // It can still be deleted.
     expect((await api.app.inject({ method: 'DELETE', url: '/api/v1/schedules/broken' })).statusCode).toBe(200);
+  });
+
+  it('GET /api/v1/workers, /types and /stats answer, an unreadable worker entry left out', async () => {
+    await api.store.backend.heartbeat({ id: 'w-good', host: 'h', pid: 1, queues: ['default'], concurrency: 1, running: [], startedAt: Date.now(), version: '1', types: ['t'] }, 60_000);
+    await raw.workerText('w-bad', '{"id": "w-bad", not json');
+    await raw.workerText('w-odd', '[1, 2]');
+    const workers = (await get('/api/v1/workers')) as { workers: { id: string }[] };
+    expect(workers.workers.map((w) => w.id)).toEqual(['w-good']);
+    const types = (await get('/api/v1/types')) as { types: { type: string; workers: { id: string }[] }[] };
+    expect(types.types.map((t) => [t.type, t.workers.map((w) => w.id)])).toEqual([['t', ['w-good']]]);
+    await get('/api/v1/stats');
   });
 
   it('GET /api/v1/schedules/{id}/fires: a fire time out of range is null and named', async () => {

@@ -19,7 +19,7 @@ import { decodeTaskType, encodeTaskType } from '../task-types.js';
 import { decodeClaimed, decodeRecord, encodeAttempt, encodeRecordFragment, readableMeta } from './codec.js';
 import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
 import {
-  checkStorableTasks, countWithin, dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, MAX_STAT_DAYS, MAX_STAT_MINUTES, operationError, validateQueueKeep,
+  checkStorableTasks, countWithin, decodeWorkerInfo, dayString, emptyCounts, FORWARD_LIMIT, MAX_LOG_LINES, MAX_STAT_DAYS, MAX_STAT_MINUTES, operationError, validateQueueKeep,
 } from '../shared.js';
 
 export interface RedisBackendOptions {
@@ -435,7 +435,7 @@ export class RedisBackend implements SchedulingBackend {
     const ids = await this.call(() => this.redis.zrange(this.keys.workers, 0, -1));
     if (ids.length === 0) return [];
     const raw = await this.call(() => this.redis.mget(...ids.map((id) => this.keys.worker(id))));
-    return raw.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as WorkerInfo);
+    return raw.map(decodeWorkerInfo).filter((w): w is WorkerInfo => w !== null);
   }
 
   async recordTaskTypes(types: TaskTypeInfo[]): Promise<void> {

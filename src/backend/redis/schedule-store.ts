@@ -9,7 +9,7 @@ import {
   type SchedulerList, type SchedulerStatus, type ScheduleChanges, type ScheduleStore, type ScheduleUpdate,
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../page-cursor.js';
-import { checkStorableTasks, countWithin, noteUnreadable, parseStoredDefinition, parseStoredObject, validateLockKey } from '../shared.js';
+import { checkStorableTasks, countWithin, decodeSchedulerInstance, noteUnreadable, parseStoredDefinition, parseStoredObject, validateLockKey } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
 import type { RedisKeys } from './keys.js';
 import type { ScriptCall, ScriptRunner } from './scripts.js';
@@ -154,9 +154,12 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
     const downtime = reply[5] === '' ? null : { since: Number(reply[5]), gaps: JSON.parse(String(reply[6])) as [number, number][] };
     const instances: SchedulerStatus[] = [];
     for (let i = 7; i < reply.length; i += 2) {
-      const entry = JSON.parse(String(reply[i + 1])) as { seen: number; instance: SchedulerInstance };
-      const leader = lease !== null && lease.holder === entry.instance.id;
-      instances.push({ ...entry.instance, lastSeenAt: entry.seen, leader, epoch: leader ? lease.epoch : null });
+      // One unreadable check-in is left out, never a failed listing.
+      const entry = parseStoredObject<{ seen: number; instance: unknown }>(String(reply[i + 1]));
+      const instance = decodeSchedulerInstance(entry.instance);
+      if (instance === null) continue;
+      const leader = lease !== null && lease.holder === instance.id;
+      instances.push({ ...instance, lastSeenAt: typeof entry.seen === 'number' ? entry.seen : 0, leader, epoch: leader ? lease.epoch : null });
     }
     return { instances: instances.sort((a, b) => a.startedAt - b.startedAt || a.id.localeCompare(b.id)), lease, downtime };
   }

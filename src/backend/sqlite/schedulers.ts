@@ -5,6 +5,7 @@
  */
 import { MAX_DOWNTIME_GAPS, type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease, type SchedulerList, type SchedulerStatus } from '../contract.js';
 import type { Transition } from './transition.js';
+import { decodeSchedulerInstance, parseStoredObject } from '../shared.js';
 
 interface LeaderRow {
   holder: string;
@@ -98,11 +99,14 @@ export function leaveSchedulers(t: Transition, id: string): void {
 export function listSchedulers(t: Transition): SchedulerList {
   const lease = currentLease(t);
   const rows = t.all<{ info: string; last_seen_at: number }>('SELECT info, last_seen_at FROM scheduler_instances WHERE expires_at > ?', t.now);
-  const instances = rows.map((row): SchedulerStatus => {
-    const instance = JSON.parse(row.info) as SchedulerInstance;
+  const instances: SchedulerStatus[] = [];
+  for (const row of rows) {
+    // One unreadable check-in is left out, never a failed listing.
+    const instance = decodeSchedulerInstance(parseStoredObject(row.info));
+    if (instance === null) continue;
     const leader = lease !== null && lease.holder === instance.id;
-    return { ...instance, lastSeenAt: row.last_seen_at, leader, epoch: leader ? lease.epoch : null };
-  });
+    instances.push({ ...instance, lastSeenAt: row.last_seen_at, leader, epoch: leader ? lease.epoch : null });
+  }
   const down = t.get<DowntimeRow>('SELECT schedules_version, alive_at, since, gaps FROM scheduler_downtime WHERE id = 1')!;
   const downtime = down.since === null ? null : { since: down.since, gaps: JSON.parse(down.gaps) as [number, number][] };
   return { instances: instances.sort((a, b) => a.startedAt - b.startedAt || a.id.localeCompare(b.id)), lease, downtime };

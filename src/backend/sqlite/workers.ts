@@ -1,5 +1,6 @@
 /** The worker registry: one row per live worker, expiring when its heartbeats stop. */
 import type { WorkerInfo } from '../contract.js';
+import { decodeWorkerInfo } from '../shared.js';
 import type { StatementCache } from './database.js';
 import type { Transition } from './transition.js';
 
@@ -17,7 +18,7 @@ export function removeWorker(t: Transition, id: string): void {
 /** Live workers, soonest to expire first; expired entries are not returned. */
 export function listWorkers(sql: StatementCache, now: number): WorkerInfo[] {
   const rows = sql.get('SELECT info FROM workers WHERE expires_at > ? ORDER BY expires_at, id').all(now) as { info: string }[];
-  return rows.map((r) => JSON.parse(r.info) as WorkerInfo);
+  return rows.map((r) => decodeWorkerInfo(r.info)).filter((w): w is WorkerInfo => w !== null);
 }
 
 /** Drops expired entries (done by heartbeats, so that reading stays read-only). */
