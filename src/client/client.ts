@@ -55,7 +55,7 @@ export class Client {
   /** Validates and stores one task. Bad input throws and stores nothing. */
   async enqueue<P, I = P>(type: string | TaskDefinition<P, any, I>, payload?: I, options?: EnqueueOptions): Promise<TaskInfo> {
     const task = this.prepare(type, payload, options);
-    if (this.recorded && typeof type === 'string') await this.recorded.check(task.type, payload);
+    if (this.recorded && typeof type === 'string') await this.recorded.check(task.type, task.payload);
     const [outcome] = await this.store([task]);
     if (!outcome.ok) throw conflictError(outcome);
     return outcome.info;
@@ -79,7 +79,7 @@ export class Client {
     if (this.recorded) {
       for (const [index, item] of items.entries()) {
         if (typeof item.type !== 'string') continue;
-        await this.recorded.check(tasks[index].type, item.payload).catch((error: unknown) => {
+        await this.recorded.check(tasks[index].type, tasks[index].payload).catch((error: unknown) => {
           throw error instanceof TasklineError ? new TasklineError(error.code, `item ${index}: ${error.message}`, { cause: error }) : error;
         });
       }

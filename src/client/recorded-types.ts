@@ -22,7 +22,9 @@ const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).de
 export class RecordedTypes {
   // verbose: a union's error carries its branches' schemas, for the accepted forms in words.
   private readonly ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-  private readonly compiled = new Map<string, ValidateFunction | null>();
+  /** Compiled schemas by listing entry (the hot path), and by schema text (at most MAX_COMPILED). */
+  private readonly byEntry = new WeakMap<TaskTypeInfo, ValidateFunction | null>();
+  private readonly byText = new Map<string, ValidateFunction | null>();
   private listing: { at: number; types: Map<string, TaskTypeInfo> } | null = null;
   private loading: Promise<Map<string, TaskTypeInfo>> | null = null;
 
@@ -30,12 +32,15 @@ export class RecordedTypes {
     addFormats(this.ajv);
   }
 
-  /** Throws TL_VALIDATION_FAILED when the type has a recorded schema the payload does not match. */
-  async check(type: string, payload: unknown): Promise<void> {
+  /**
+   * Throws TL_VALIDATION_FAILED when the type has a recorded schema the payload does not match.
+   * `json` is the payload as it will be stored (and as the worker will see it).
+   */
+  async check(type: string, json: string): Promise<void> {
     const info = (await this.types()).get(type);
     if (!info?.schema) return;
-    const validate = this.compile(info.schema);
-    if (validate === null || validate(payload === undefined ? null : payload)) return;
+    const validate = this.compile(info, info.schema);
+    if (validate === null || validate(JSON.parse(json))) return;
     throw new TasklineError('TL_VALIDATION_FAILED', `payload of ${quote(type)} does not match the schema its workers recorded: ${describe(validate.errors ?? [])}`, {
       details: { type, schema: info.schema },
     });
@@ -56,20 +61,30 @@ export class RecordedTypes {
     return this.loading;
   }
 
-  /** A compiled schema; null when the recorded schema does not compile (it is then not enforced). */
-  private compile(schema: Record<string, unknown>): ValidateFunction | null {
+  /** A type's compiled schema; null when the recorded schema does not compile (it is then not enforced). */
+  private compile(info: TaskTypeInfo, schema: Record<string, unknown>): ValidateFunction | null {
+    const known = this.byEntry.get(info);
+    if (known !== undefined) return known;
+    // By text as well: each listing brings new objects, and ajv keeps what it compiled.
     const key = JSON.stringify(schema);
-    if (this.compiled.has(key)) return this.compiled.get(key)!;
-    let validate: ValidateFunction | null = null;
-    try {
-      validate = this.ajv.compile(schema);
-    } catch {
-      validate = null;
+    let validate = this.byText.get(key);
+    if (validate === undefined) {
+      try {
+        validate = this.ajv.compile(schema);
+      } catch {
+        validate = null;
+      }
+      if (this.byText.size >= MAX_COMPILED) {
+        const [oldest, compiled] = this.byText.entries().next().value!;
+        this.byText.delete(oldest);
+        if (compiled) this.ajv.removeSchema(compiled.schema);
+      }
+      this.byText.set(key, validate);
     }
-    if (this.compiled.size >= MAX_COMPILED) this.compiled.delete(this.compiled.keys().next().value!);
-    this.compiled.set(key, validate);
+    this.byEntry.set(info, validate);
     return validate;
   }
+
 }
 
 /** A task type known to the store: as recorded, with the live workers that handle it now. */

@@ -43,7 +43,7 @@ export class ScheduleService {
   private async validate(input: unknown, source: ScheduleSource = 'api'): Promise<ScheduleDefinition> {
     const definition = validateSchedule(input, source);
     if (this.recorded) {
-      await this.recorded.check(definition.task.type, definition.task.payload).catch((error: unknown) => {
+      await this.recorded.check(definition.task.type, JSON.stringify(definition.task.payload ?? null)).catch((error: unknown) => {
         throw error instanceof TasklineError ? new TasklineError(error.code, `task: ${error.message}`, { cause: error }) : error;
       });
     }

@@ -25,12 +25,35 @@ export function describeTaskTypes(registry: HandlerRegistry, queues: string[]): 
  */
 export function jsonSchemaOf(schema: PayloadSchema<unknown>): Record<string, unknown> | null {
   if (typeof (schema as { _def?: unknown })._def !== 'object') return null;
+  // Coercion and preprocessing accept more than their JSON Schema says: no schema is safer
+  // than refusing at the door what the worker would take.
+  if (acceptsMoreThanDescribed(schema, new Set(), 0)) return null;
   try {
-    const { $schema: _ignored, ...rest } = zodToJsonSchema(schema as never, { target: 'jsonSchema7', $refStrategy: 'none', effectStrategy: 'input' }) as Record<string, unknown>;
+    // 'strict': only a .strict() object refuses other fields, as zod itself does (it strips them).
+    const { $schema: _ignored, ...rest } = zodToJsonSchema(schema as never, {
+      target: 'jsonSchema7', $refStrategy: 'none', effectStrategy: 'input', removeAdditionalStrategy: 'strict',
+    }) as Record<string, unknown>;
     return rest;
   } catch {
     return null;
   }
+}
+
+/** Whether a zod schema holds a coercion (`z.coerce…`) or a preprocess step anywhere. */
+function acceptsMoreThanDescribed(node: unknown, seen: Set<unknown>, depth: number): boolean {
+  if (typeof node !== 'object' || node === null || seen.has(node) || depth > 50) return false;
+  seen.add(node);
+  const def = (node as { _def?: { coerce?: unknown; effect?: { type?: unknown } } })._def;
+  if (def?.coerce === true || def?.effect?.type === 'preprocess') return true;
+  const children = def ? Object.values(def) : Array.isArray(node) ? node : [];
+  for (const child of children) {
+    if (typeof child === 'function') continue;
+    if (Array.isArray(child) ? child.some((c) => acceptsMoreThanDescribed(c, seen, depth + 1)) : acceptsMoreThanDescribed(child, seen, depth + 1)) return true;
+  }
+  // An object's fields live behind a shape() function.
+  const shape = (def as { shape?: () => Record<string, unknown> } | undefined)?.shape;
+  if (typeof shape === 'function') return Object.values(shape()).some((field) => acceptsMoreThanDescribed(field, seen, depth + 1));
+  return false;
 }
 
 /** How long a listing of the live workers is reused when deciding where a task can run. */

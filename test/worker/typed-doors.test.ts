@@ -92,6 +92,28 @@ describe.each(STORES)('typed at every door on %s', (_name, openStore) => {
     expect((await app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 'free:form', payload: [1, 2] } })).statusCode).toBe(201);
   });
 
+  it('the door accepts what the worker would: extra fields of a non-strict object, the payload as JSON; coercions record no schema', async () => {
+    const loose = defineTask('t:loose', { schema: z.object({ at: z.string(), n: z.number() }) });
+    const strict = defineTask('t:strict', { schema: z.object({ n: z.number() }).strict() });
+    const coerced = defineTask('t:coerced', { schema: z.object({ n: z.coerce.number() }) });
+    await startWorker((w) => {
+      w.handle(loose, async () => null);
+      w.handle(strict, async () => null);
+      w.handle(coerced, async () => null);
+    });
+    const schemas = Object.fromEntries((await store.backend.listTaskTypes()).map((t) => [t.type, t.schema]));
+    expect(schemas['t:coerced']).toBeNull();
+    const checked = new Client(store.backend, { checkRecordedTypes: true });
+    try {
+      // zod strips unknown fields of a plain object; a Date is stored as its JSON text.
+      await expect(checked.enqueue('t:loose', { at: new Date(), n: 1, extra: true })).resolves.toMatchObject({ state: 'queued' });
+      await expect(checked.enqueue('t:strict', { n: 1, extra: true })).rejects.toMatchObject({ code: 'TL_VALIDATION_FAILED', message: expect.stringMatching(/payload.extra is not an accepted field$/) });
+      await expect(checked.enqueue('t:coerced', { n: '5' })).resolves.toMatchObject({ state: 'queued' });
+    } finally {
+      await checked.close();
+    }
+  });
+
   it('a union field is named once, with its accepted forms in words', async () => {
     const many = defineTask('mail:many', { schema: z.object({ to: z.union([z.string().email(), z.array(z.string().email()).min(1).max(50)]) }) });
     await startWorker((w) => w.handle(many, async () => null));

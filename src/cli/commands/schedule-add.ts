@@ -75,7 +75,7 @@ export function registerScheduleAddCommand(schedule: Command): void {
         const recorded = new RecordedTypes(store);
         for (const input of inputs) {
           const { task } = validateSchedule(input);
-          await recorded.check(task.type, task.payload);
+          await recorded.check(task.type, JSON.stringify(task.payload ?? null));
         }
         const added = [];
         for (const input of inputs) {
