@@ -87,7 +87,8 @@ export function validateTaskType(type: unknown, where = 'task type'): string {
 
 /**
  * Serialises a payload as JSON, rejecting values that JSON would silently change or drop
- * (functions, symbols, bigint, NaN/Infinity, cycles) so the handler sees what the caller sent.
+ * (functions, symbols, bigint, NaN/Infinity, cycles) so the handler sees what the caller sent,
+ * and strings with a lone UTF-16 surrogate (not Unicode text: every string stored is).
  */
 export function serializePayload(payload: unknown, maxBytes: number): string {
   let json: string | undefined;
@@ -113,17 +114,18 @@ export function serializePayload(payload: unknown, maxBytes: number): string {
 }
 
 /**
- * The first value JSON would drop or change — a function, symbol or bigint, NaN or Infinity, a
- * string with a lone surrogate (not Unicode: it cannot be stored as UTF-8) —
+ * The first value JSON would drop or change — a function, symbol or bigint, NaN or Infinity —
+ * or a string with a lone surrogate (every stored string is well-formed Unicode, DESIGN §2),
  * as "<kind> at <key>", or null. Objects with toJSON (Date…) are taken as they serialise.
  * Never called on a value with a cycle (JSON.stringify rejects those first).
  */
 function describeJsonProblem(value: unknown, key = '', depth = 0): string | null {
   const kind = typeof value;
-  const where = key === '' ? 'the top level' : quote(key);
-  if (kind === 'function' || kind === 'symbol' || kind === 'bigint') return `${kind} at ${where}`;
-  if (kind === 'number') return Number.isFinite(value) ? null : `${String(value)} at ${where}`;
-  if (kind === 'string') return isWellFormed(value as string) ? null : `a string with a lone UTF-16 surrogate at ${where}`;
+  // Where, in words, only once a problem is found: this walk runs for every enqueue.
+  const at = () => (key === '' ? 'the top level' : quote(key));
+  if (kind === 'string') return isWellFormed(value as string) ? null : `a string with a lone UTF-16 surrogate at ${at()}`;
+  if (kind === 'number') return Number.isFinite(value) ? null : `${String(value)} at ${at()}`;
+  if (kind === 'function' || kind === 'symbol' || kind === 'bigint') return `${kind} at ${at()}`;
   if (kind !== 'object' || value === null || depth > 200) return null;
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return null;
   if (Array.isArray(value)) {
@@ -135,7 +137,7 @@ function describeJsonProblem(value: unknown, key = '', depth = 0): string | null
   }
   for (const k in value) {
     if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
-    if (!isWellFormed(k)) return `a key with a lone UTF-16 surrogate at ${where}`;
+    if (!isWellFormed(k)) return `a key with a lone UTF-16 surrogate at ${at()}`;
     const problem = describeJsonProblem((value as Record<string, unknown>)[k], k, depth + 1);
     if (problem !== null) return problem;
   }
