@@ -21,16 +21,16 @@ export function emptyCounts(): Record<TaskState, number> {
 export function validateQueueKeep(keep: unknown): Partial<QueueKeep> {
   const accepted = `{ completed?, dead?, cancelled? }, each a whole number of tasks 0 … ${MAX_KEEP} or null (no bound)`;
   if (typeof keep !== 'object' || keep === null || Array.isArray(keep)) {
-    throw new TasklineError('TL_INVALID_ARGUMENT', `keep bounds must be an object ${accepted}; got ${JSON.stringify(keep) ?? String(keep)}`);
+    throw new TasklineError('TL_INVALID_ARGUMENT', `keep bounds must be an object ${accepted}; got ${quote(keep)}`);
   }
   const out: Partial<QueueKeep> = {};
   for (const [state, value] of Object.entries(keep)) {
     if (value === undefined) continue;
     if (!(KEPT_STATES as readonly string[]).includes(state)) {
-      throw new TasklineError('TL_INVALID_ARGUMENT', `keep bounds have no state ${JSON.stringify(state)}: they are ${accepted}`);
+      throw new TasklineError('TL_INVALID_ARGUMENT', `keep bounds have no state ${quote(state)}: they are ${accepted}`);
     }
     if (value !== null && (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_KEEP)) {
-      throw new TasklineError('TL_INVALID_ARGUMENT', `keep bound ${state} must be a whole number of tasks 0 … ${MAX_KEEP} or null (no bound); got ${JSON.stringify(value) ?? String(value)}`);
+      throw new TasklineError('TL_INVALID_ARGUMENT', `keep bound ${state} must be a whole number of tasks 0 … ${MAX_KEEP} or null (no bound); got ${quote(value)}`);
     }
     out[state as KeptState] = value as number | null;
   }
@@ -89,7 +89,7 @@ const LOCK_KEY = /^[^{}\s]{1,200}$/;
 /** A lock key: 1–200 characters without spaces or braces (the same on every backend). Throws TL_INVALID_ARGUMENT. */
 export function validateLockKey(key: string): void {
   if (typeof key !== 'string' || !LOCK_KEY.test(key)) {
-    throw new TasklineError('TL_INVALID_ARGUMENT', `invalid lock key ${JSON.stringify(key)}: 1–200 characters without spaces or braces`);
+    throw new TasklineError('TL_INVALID_ARGUMENT', `invalid lock key ${quote(key)}: 1–200 characters without spaces or braces`);
   }
 }
 

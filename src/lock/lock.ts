@@ -8,6 +8,7 @@ import type { LockStore } from '../backend/contract.js';
 import { TasklineError } from '../core/errors.js';
 import { shortId } from '../core/ids.js';
 import { sleep } from '../worker/component.js';
+import { quote } from '../core/validate.js';
 
 export interface LockOptions {
   /** ms the lock is held unless extended. Default 30 000. */
@@ -48,7 +49,7 @@ export class LockHandle {
 
 function positiveTtl(ttl: unknown): number {
   if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 10) {
-    throw new TasklineError('TL_INVALID_ARGUMENT', `lock ttl must be a whole number of ms >= 10, got ${JSON.stringify(ttl)}`);
+    throw new TasklineError('TL_INVALID_ARGUMENT', `lock ttl must be a whole number of ms >= 10, got ${quote(ttl)}`);
   }
   return ttl;
 }
@@ -80,13 +81,13 @@ export class Locks {
       await sleep(Math.min(options.retryDelay ?? 100, Math.max(1, deadline - Date.now())));
       handle = await this.acquire(key, { ttl });
     }
-    if (!handle) throw new TasklineError('TL_TIMEOUT', `lock ${JSON.stringify(key)} is held by another owner`);
+    if (!handle) throw new TasklineError('TL_TIMEOUT', `lock ${quote(key)} is held by another owner`);
     const held = handle;
     const lost = new AbortController();
     const timer = setInterval(() => {
       held.extend(ttl).then(
         (ok) => {
-          if (!ok) lost.abort(new TasklineError('TL_LOCK_NOT_HELD', `lock ${JSON.stringify(key)} was lost`));
+          if (!ok) lost.abort(new TasklineError('TL_LOCK_NOT_HELD', `lock ${quote(key)} was lost`));
         },
         (error: unknown) => lost.abort(error),
       );

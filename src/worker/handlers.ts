@@ -1,6 +1,8 @@
 import { TasklineError } from '../core/errors.js';
 import type { TaskDefinition } from '../client/define-task.js';
 import type { TaskContext } from './context.js';
+import { quote } from '../core/validate.js';
+import { validateTaskType } from '../core/options.js';
 
 export type Handler<P = any, R = unknown> = (payload: P, ctx: TaskContext) => Promise<R> | R;
 
@@ -20,10 +22,12 @@ export class HandlerRegistry {
 
   register(pattern: string, handler: Handler, definition: TaskDefinition<any, any> | null): void {
     if (typeof pattern !== 'string' || pattern.length === 0) {
-      throw new TasklineError('TL_INVALID_ARGUMENT', `handle: the type must be a non-empty string or a defined task, got ${JSON.stringify(pattern)}`);
+      throw new TasklineError('TL_INVALID_ARGUMENT', `handle: the type must be a non-empty string or a defined task, got ${quote(pattern)}`);
     }
+    // Recorded in the store as the types this worker handles: the rules of a task type.
+    validateTaskType(pattern, 'handler type');
     if (typeof handler !== 'function') {
-      throw new TasklineError('TL_INVALID_ARGUMENT', `handle(${pattern}): the handler must be a function`);
+      throw new TasklineError('TL_INVALID_ARGUMENT', `handle(${quote(pattern)}): the handler must be a function`);
     }
     const registration = { pattern, handler, definition };
     if (pattern.endsWith('*')) {

@@ -16,6 +16,8 @@ const TYPES_EVERY_MS = 60_000;
  */
 export class Heartbeat extends PeriodicComponent {
   private typesRecordedAt = 0;
+  /** Set once the worker stops claiming: it then announces no types, so no task is handed back to it. */
+  private draining = false;
 
   constructor(
     private readonly backend: Backend,
@@ -38,14 +40,21 @@ export class Heartbeat extends PeriodicComponent {
     }
   }
 
+  /** The worker stopped claiming: beat now without types (a store error is reported, not thrown). */
+  async drain(): Promise<void> {
+    this.draining = true;
+    await this.announce();
+  }
+
   private async beat(): Promise<void> {
     const ttlMs = this.beatEveryMs * 3;
-    const types = this.registry.registrations().map((r) => r.pattern);
-    if (Date.now() - this.typesRecordedAt >= TYPES_EVERY_MS) {
+    const types = this.draining ? [] : this.registry.registrations().map((r) => r.pattern);
+    // The entry first: a failed types write must not cost the worker its place in the registry.
+    await this.backend.heartbeat({ ...this.info, host: hostname(), pid: process.pid, version: VERSION, running: this.processor.active.ids(), types }, ttlMs);
+    if (!this.draining && Date.now() - this.typesRecordedAt >= TYPES_EVERY_MS) {
       await this.backend.recordTaskTypes(describeTaskTypes(this.registry, this.info.queues));
       this.typesRecordedAt = Date.now();
     }
-    await this.backend.heartbeat({ ...this.info, host: hostname(), pid: process.pid, version: VERSION, running: this.processor.active.ids(), types }, ttlMs);
   }
 
   override async stop(): Promise<void> {

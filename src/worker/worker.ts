@@ -17,6 +17,8 @@ import { createJanitor, createMaintenance } from './maintenance.js';
 import { Processor } from './processor.js';
 import { parseQueues, QueuePicker } from './queue-picker.js';
 import { TimeoutWatch } from './timeout-watch.js';
+import { quote } from '../core/validate.js';
+import { validateTaskId } from '../core/options.js';
 
 /** Options of a Worker (DESIGN §3). Each default is given in its comment. */
 export interface WorkerOptions {
@@ -79,7 +81,7 @@ async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void
 function positive(name: string, value: number | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new TasklineError('TL_INVALID_OPTION', `worker option ${name} must be a whole number >= ${min}, got ${JSON.stringify(value)}`);
+    throw new TasklineError('TL_INVALID_OPTION', `worker option ${name} must be a whole number >= ${min}, got ${quote(value)}`);
   }
   return value;
 }
@@ -115,9 +117,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   constructor(readonly backend: Backend, private readonly options: WorkerOptions = {}) {
     super();
     for (const key of Object.keys(options)) {
-      if (!KNOWN_OPTIONS.has(key)) throw new TasklineError('TL_INVALID_OPTION', `unknown worker option ${JSON.stringify(key)}; accepted: ${[...KNOWN_OPTIONS].join(', ')}`);
+      if (!KNOWN_OPTIONS.has(key)) throw new TasklineError('TL_INVALID_OPTION', `unknown worker option ${quote(key)}; accepted: ${[...KNOWN_OPTIONS].join(', ')}`);
     }
-    this.id = options.id ?? `${process.pid}-${shortId()}`;
+    // Written into every task it claims: the same rules as a task id.
+    this.id = options.id === undefined ? `${process.pid}-${shortId()}` : validateTaskId(options.id, 'worker id');
     this.concurrency = positive('concurrency', options.concurrency, 10);
     this.leaseMs = positive('leaseMs', options.leaseMs, 30_000, 300);
     this.shutdownTimeout = positive('shutdownTimeout', options.shutdownTimeout, 30_000, 0);
@@ -217,6 +220,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async shutdown(timeout: number): Promise<void> {
     this.phase = 'stopping';
     await this.processor.stop();
+    // No longer claiming: other workers stop handing tasks back to this one.
+    await this.heartbeat.drain();
     await settleWithin(this.processor.idle(), timeout);
     if (this.processor.active.size > 0) {
       this.processor.abortAll('shutdown', 'worker shutting down');

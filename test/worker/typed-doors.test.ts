@@ -174,6 +174,36 @@ describe.each(STORES)('typed at every door on %s', (_name, openStore) => {
     expect([queue?.processed, queue?.failed]).toEqual([20, 0]);
   });
 
+  it('what a worker records is validated: its id as a task id, each handled type as a type', async () => {
+    expect(() => new Worker(store.backend, { id: 'has space' })).toThrow(/^invalid worker id "has space"/);
+    const worker = new Worker(store.backend);
+    expect(() => worker.handle('bad\u0001type', async () => null)).toThrow(/^invalid handler type "bad\\u0001type"/);
+    expect(() => worker.handle('x\ud800', async () => null)).toThrow(/^invalid handler type/);
+    await worker.stop();
+  });
+
+  it('a stopping worker announces no types, so no task is handed back to it while it drains', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const worker = await startWorker((w) =>
+      w.handle('t', async () => {
+        started();
+        await held;
+      }),
+    );
+    expect((await store.backend.listWorkers()).find((w) => w.id === worker.id)?.types).toEqual(['t']);
+    await client.enqueue('t', {});
+    await running;
+    const stopping = worker.stop({ timeout: 10_000 });
+    // Draining its running task, it is still listed, with no types.
+    await expect.poll(async () => (await store.backend.listWorkers()).find((w) => w.id === worker.id)?.types, { timeout: 5_000 }).toEqual([]);
+    release();
+    await stopping;
+    expect((await store.backend.listWorkers()).find((w) => w.id === worker.id)).toBeUndefined();
+  });
+
   it('a task no live worker of its queue handles fails its attempts and dies, saying why', async () => {
     await startWorker((w) => w.handle('known', async () => null));
     const info = await client.enqueue('unknown', {}, { maxRetries: 0 });
