@@ -4,6 +4,7 @@
  * of the syntax error, or of the statement that threw while the module ran.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** A module that failed to load; `message` is the one line, `cause` Node's error. */
@@ -29,7 +30,9 @@ export async function describeLoadError(error: unknown, url: string): Promise<st
   }
   const what = `${error.name}: ${error.message.split('\n')[0]}`;
   const stack = error.stack ?? '';
-  const where = decoratedLocation(stack) ?? (error.name === 'SyntaxError' && userFrame(stack) === null ? await reparseLocation(url) : userFrame(stack));
+  // Only a SyntaxError has the decorated form; any other message may end in ':<digits>' (a port).
+  const syntax = error.name === 'SyntaxError';
+  const where = (syntax ? decoratedLocation(stack) : null) ?? (syntax && userFrame(stack) === null ? await reparseLocation(url) : userFrame(stack));
   return where === null ? what : `${where}: ${what}`;
 }
 
@@ -55,18 +58,34 @@ function userFrame(stack: string): string | null {
 }
 
 /**
- * Node 20 leaves the place of an ES module's syntax error out of the error it gives import(),
- * but prints it when the error is uncaught: import the module again in a child and read that.
- * Safe to run: a graph with a syntax error is never linked, so none of its code runs.
+ * Node 20 leaves the place of an ES module's syntax error out of the error it gives import().
+ * `node --check` of the file finds it when the error is in the file itself (it only parses);
+ * when the file parses, the error is in a module it imports: Node prints where when the import
+ * fails uncaught, so import it again in a child — unless the file has a dynamic import(),
+ * before which its code could run. A graph with a syntax error is never linked: no code runs.
  */
-function reparseLocation(url: string): Promise<string | null> {
+async function reparseLocation(url: string): Promise<string | null> {
+  let path: string;
+  try {
+    path = fileURLToPath(url);
+  } catch {
+    return null;
+  }
+  const own = decoratedLocation(await childStderr(['--no-warnings', '--check', path]));
+  if (own !== null) return own;
+  let source = '';
+  try {
+    source = readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+  if (/\bimport\s*\(/.test(source)) return null;
+  return decoratedLocation(await childStderr(['--no-warnings', '--input-type=module', '-e', 'await import(process.argv[1])', url]));
+}
+
+function childStderr(args: string[]): Promise<string> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--no-warnings', '--input-type=module', '-e', 'await import(process.argv[1])', url],
-      { timeout: 10_000, maxBuffer: 1 << 20 },
-      (_error, _stdout, stderr) => resolve(decoratedLocation(stderr)),
-    );
+    execFile(process.execPath, args, { timeout: 10_000, maxBuffer: 1 << 20 }, (_error, _stdout, stderr) => resolve(stderr));
   });
 }
 

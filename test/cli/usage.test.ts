@@ -1,6 +1,6 @@
 /** Wrong usage exits 2, failures exit 1; every error is one line on stderr without a stack. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../helpers/redis-server.js';
@@ -169,6 +169,8 @@ describe('a module that fails to load: one line with its file, line and column (
       'imports-broken.mjs': "import { writeFileSync } from 'node:fs';\nimport './syntax.mjs';\nwriteFileSync(new URL('./ran', import.meta.url), 'ran');\nexport default {};\n",
       'unfinished.mjs': 'export default { a: () => 1 ',
       'throws.mjs': "export default { a: () => 1 };\nthrow new Error('no config');\n",
+      'port.mjs': "throw new Error('connect ECONNREFUSED 127.0.0.1:6379');\n",
+      'dynamic.mjs': "import { appendFileSync } from 'node:fs';\nappendFileSync(new URL('./dynamic-ran', import.meta.url), 'ran ');\nawait import('./syntax.mjs');\n",
       'syntax.cjs': 'module.exports = {\n  a: () => 1 +,\n};\n',
       'defs.mjs': "import { z } from 'zod';\nexport const a = { type: 'a', schema: z.object({}) ;\n",
     };
@@ -181,6 +183,7 @@ describe('a module that fails to load: one line with its file, line and column (
     ['a syntax error in a module it imports', ['worker', '--handlers', 'imports-broken.mjs'], () => `--handlers imports-broken.mjs failed to load: ${at('syntax.mjs', '3:15')}: SyntaxError: Unexpected token ';'`],
     ['an unfinished module', ['worker', '--handlers', 'unfinished.mjs'], () => `--handlers unfinished.mjs failed to load: ${at('unfinished.mjs', '1:29')}: SyntaxError: Unexpected end of input`],
     ['an error thrown while it runs', ['worker', '--handlers', 'throws.mjs'], () => `--handlers throws.mjs failed to load: ${at('throws.mjs', '2:7')}: Error: no config`],
+    ['an error whose message ends like a place', ['worker', '--handlers', 'port.mjs'], () => `--handlers port.mjs failed to load: ${at('port.mjs', '1:7')}: Error: connect ECONNREFUSED 127.0.0.1:6379`],
     ['a CommonJS syntax error', ['worker', '--handlers', 'syntax.cjs'], () => `--handlers syntax.cjs failed to load: ${at('syntax.cjs', '2:15')}: SyntaxError: Unexpected token ','`],
     ['--definitions', ['enqueue', 'a', '--definitions', 'defs.mjs'], () => `--definitions defs.mjs failed to load: ${at('defs.mjs', '2:52')}: SyntaxError: Unexpected token ';'`],
   ];
@@ -194,6 +197,12 @@ describe('a module that fails to load: one line with its file, line and column (
   it('finding the place runs none of the module\'s code', async () => {
     await runCli(['worker', '--handlers', 'imports-broken.mjs'], { cwd: modules });
     expect(existsSync(join(modules, 'ran'))).toBe(false);
+    // A dynamic import of a broken file runs the code before it once (the worker's own load);
+    // finding the place does not run it a second time.
+    rmSync(join(modules, 'dynamic-ran'), { force: true });
+    const result = await runCli(['worker', '--handlers', 'dynamic.mjs'], { cwd: modules });
+    expect(oneLine(result.stderr)).toMatch(/failed to load: .*SyntaxError: Unexpected token ';'/);
+    expect(readFileSync(join(modules, 'dynamic-ran'), 'utf8')).toBe('ran ');
   });
 
   it('a taskline.config.mjs', async () => {
