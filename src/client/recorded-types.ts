@@ -8,6 +8,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Backend, TaskTypeInfo, WorkerInfo } from '../backend/contract.js';
 import { TasklineError } from '../core/errors.js';
+import { FreshRead } from '../core/fresh-read.js';
+import { handlesType } from '../core/task.js';
 import { quote } from '../core/validate.js';
 
 /** How long a listing of the recorded types is reused. */
@@ -25,11 +27,11 @@ export class RecordedTypes {
   /** Compiled schemas by listing entry (the hot path), and by schema text (at most MAX_COMPILED). */
   private readonly byEntry = new WeakMap<TaskTypeInfo, ValidateFunction | null>();
   private readonly byText = new Map<string, ValidateFunction | null>();
-  private listing: { at: number; types: Map<string, TaskTypeInfo> } | null = null;
-  private loading: Promise<Map<string, TaskTypeInfo>> | null = null;
+  private readonly types: FreshRead<Map<string, TaskTypeInfo>>;
 
-  constructor(private readonly backend: Backend) {
+  constructor(backend: Backend) {
     addFormats(this.ajv);
+    this.types = new FreshRead(async () => new Map((await backend.listTaskTypes()).map((t) => [t.type, t])), FRESH_MS);
   }
 
   /**
@@ -37,28 +39,13 @@ export class RecordedTypes {
    * `json` is the payload as it will be stored (and as the worker will see it).
    */
   async check(type: string, json: string): Promise<void> {
-    const info = (await this.types()).get(type);
+    const info = (await this.types.get()).get(type);
     if (!info?.schema) return;
     const validate = this.compile(info, info.schema);
     if (validate === null || validate(JSON.parse(json))) return;
     throw new TasklineError('TL_VALIDATION_FAILED', `payload of ${quote(type)} does not match the schema its workers recorded: ${describe(validate.errors ?? [])}`, {
       details: { type, schema: info.schema },
     });
-  }
-
-  private async types(): Promise<Map<string, TaskTypeInfo>> {
-    if (this.listing !== null && Date.now() - this.listing.at < FRESH_MS) return this.listing.types;
-    this.loading ??= this.backend
-      .listTaskTypes()
-      .then((list) => {
-        const types = new Map(list.map((t) => [t.type, t]));
-        this.listing = { at: Date.now(), types };
-        return types;
-      })
-      .finally(() => {
-        this.loading = null;
-      });
-    return this.loading;
   }
 
   /** A type's compiled schema; null when the recorded schema does not compile (it is then not enforced). */
@@ -111,11 +98,6 @@ export async function knownTaskTypes(backend: Backend): Promise<KnownTaskType[]>
         .filter((w) => (info.type.endsWith('*') ? (w.types ?? []).includes(info.type) : handlesType(w.types ?? [], info.type)))
         .map((w) => ({ id: w.id, host: w.host, queues: w.queues })),
     }));
-}
-
-/** Whether a type is matched by one of a worker's patterns (an exact type, or a prefix ending in `*`). */
-export function handlesType(patterns: readonly string[], type: string): boolean {
-  return patterns.some((p) => (p.endsWith('*') ? type.startsWith(p.slice(0, -1)) : p === type));
 }
 
 /** `payload.to is required; payload.width must be integer`: at most five problems. */

@@ -129,3 +129,11 @@ export interface TaskInfo {
   queue: string;
   state: TaskState;
 }
+
+/**
+ * Whether a type is matched by one of a worker's handler patterns: an exact type, or a prefix
+ * pattern ending in `*` (`email:*`), as the worker's handler registry matches them.
+ */
+export function handlesType(patterns: readonly string[], type: string): boolean {
+  return patterns.some((p) => (p.endsWith('*') ? type.startsWith(p.slice(0, -1)) : p === type));
+}

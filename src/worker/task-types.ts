@@ -7,7 +7,8 @@
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import type { Backend, TaskTypeInfo, WorkerInfo } from '../backend/contract.js';
 import type { PayloadSchema } from '../client/define-task.js';
-import { handlesType } from '../client/recorded-types.js';
+import { FreshRead } from '../core/fresh-read.js';
+import { handlesType } from '../core/task.js';
 import type { HandlerRegistry } from './handlers.js';
 
 /** The types and patterns of a registry, each with its payload's JSON Schema when one is known. */
@@ -61,32 +62,19 @@ const PEERS_FRESH_MS = 1_000;
 
 /** The other live workers, as the store lists them, read at most once a second. */
 export class Peers {
-  private listing: { at: number; workers: WorkerInfo[] } | null = null;
-  private loading: Promise<WorkerInfo[]> | null = null;
+  private readonly workers: FreshRead<WorkerInfo[]>;
 
   constructor(
-    private readonly backend: Backend,
+    backend: Backend,
     private readonly selfId: string,
-  ) {}
+  ) {
+    this.workers = new FreshRead(() => backend.listWorkers(), PEERS_FRESH_MS);
+  }
 
   /** The id of a live worker other than this one that serves `queue` and handles `type`, or null. */
   async handlerOf(type: string, queue: string): Promise<string | null> {
-    const workers = await this.workers();
+    const workers = await this.workers.get();
     const peer = workers.find((w) => w.id !== this.selfId && w.queues.includes(queue) && handlesType(w.types ?? [], type));
     return peer?.id ?? null;
-  }
-
-  private async workers(): Promise<WorkerInfo[]> {
-    if (this.listing !== null && Date.now() - this.listing.at < PEERS_FRESH_MS) return this.listing.workers;
-    this.loading ??= this.backend
-      .listWorkers()
-      .then((workers) => {
-        this.listing = { at: Date.now(), workers };
-        return workers;
-      })
-      .finally(() => {
-        this.loading = null;
-      });
-    return this.loading;
   }
 }
