@@ -128,6 +128,8 @@ describe('store and configuration failures exit 1 with one line', () => {
       expect(existsSync(path)).toBe(true);
       server.signal('SIGTERM');
       expect(await server.exited).toEqual({ code: 0, signal: null });
+      // As dev and worker do: what it is doing, then that it is done.
+      expect(server.stderr).toMatch(/taskline: SIGTERM: stopping the task center\ntaskline: stopped\n$/);
     } finally {
       await server.kill();
     }

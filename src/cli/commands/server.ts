@@ -72,6 +72,8 @@ export function registerServerCommand(program: Command): void {
           process.stderr.write(`taskline: ${signal}: stopping the task center\n`);
           await center.stop();
           await scheduling?.scheduler.stop();
+          if (ctx.out.json) ctx.out.event({ event: 'stopped', at: Date.now() });
+          else process.stderr.write('taskline: stopped\n');
         } finally {
           shutdown.dispose();
         }
