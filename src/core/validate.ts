@@ -1,7 +1,9 @@
 /**
  * The one validation layer for values Taskline stores (DESIGN §2: typed at every door). The
- * library, the HTTP API, the CLI and the config file all reach the store through these checks,
- * so a value that passes here can always be read back and presented.
+ * library, the HTTP API, the CLI and the config file all reach the store through these checks
+ * (enqueue options, schedules, pauses; the stores check types, headers and unique keys once
+ * more), so a value that passes can be read back and presented. Values stored before a rule
+ * existed still may not pass: reads present them with a marker (server/present.ts).
  *
  * Each check names the field and the accepted form, and quotes at most QUOTE_LIMIT characters of
  * the bad value: a 1 MB mistake gives a one-line error, not a 1 MB one.
