@@ -745,9 +745,12 @@ export class RedisBackend implements SchedulingBackend {
     this.lifecycleListeners.clear();
     this.cancelListeners.clear();
     const connections = [this.redis, this.blocking, this.subscriber].filter((c): c is Redis => c !== null);
+    // QUIT where a command of ioredis's own may be in flight — the subscriber re-subscribes by
+    // itself after a reconnect, and a disconnect would reject that command with no one to hear
+    // it (an unhandled rejection). Not the blocking connection: QUIT would wait out its BZPOPMIN.
     await Promise.all(
       connections.map(async (c) => {
-        if (c === this.redis && c.status === 'ready') await c.quit().catch(() => c.disconnect());
+        if (c !== this.blocking && c.status === 'ready') await c.quit().catch(() => c.disconnect());
         else c.disconnect();
       }),
     );
