@@ -192,7 +192,9 @@ describe.each(STORES)('reads of unpresentable stored values on %s', (_name, open
 
   it('GET /api/v1/tasks/{id}: a task whose type and header hold a lone surrogate', async () => {
     const task = Task.parse(await get(`/api/v1/tasks/${ids.surrogate}`));
-    expect(task.type).toMatch(/^bad/);
+    // Redis keeps the lone half (JSON escapes it losslessly); SQLite reads the bytes a WTF-8
+    // writer left as U+FFFD.
+    expect(task.type).toMatch(/^bad(\ud800|\ufffd+)$/);
     expect(task.invalid).toBeUndefined();
   });
 
