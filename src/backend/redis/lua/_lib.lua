@@ -648,20 +648,14 @@ local function ack_batch(o)
         if finished then
           finish(id, m, 'completed', retention.completed)
           m.f = tonumber(finished)
-        elseif kind == 'retry' or kind == 'retry-free' then
-          processed = processed + 1
+        elseif kind == 'retry' or kind == 'retry-free' or kind == 'hand-back' then
+          -- A hand-back (no handler in that worker) waits for one that has it: no attempt, no
+          -- error, no count.
           if kind == 'retry' then failed = failed + 1 else m.a = m.a - 1 end
-          m.s = 'retrying'
-          m.le = data
-          m.n = NOW + tonumber(delays[i])
-          m.x = nil
-          redis.call('SREM', K_CANCEL, id)
-          redis.call('ZADD', K_RETRYING, m.n, id)
-          note_lifecycle('r', id, m.t, m.a .. ',' .. m.n)
-          wake_workers()
-        elseif kind == 'hand-back' then
-          -- No handler in that worker: waits for one that has it; no attempt, no error, no count.
-          m.a = m.a - 1
+          if kind ~= 'hand-back' then
+            processed = processed + 1
+            m.le = data
+          end
           m.s = 'retrying'
           m.n = NOW + tonumber(delays[i])
           m.x = nil
