@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ClaimedTask } from '../../src/backend/contract.js';
 import { ActiveExecutions } from '../../src/worker/active-executions.js';
 import { Execution } from '../../src/worker/context.js';
@@ -42,20 +42,54 @@ describe('ActiveExecutions', () => {
 });
 
 describe('TimeoutWatch', () => {
-  it('aborts only the executions whose timeout passed, and none that ended before', async () => {
+  // Its one timer runs on vitest's fake timers, and its clock is the fake Date: no sleeps.
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_000_000 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('aborts only the executions whose timeout passed, and none that ended before', () => {
     const active = new ActiveExecutions();
     const watch = new TimeoutWatch(() => active.values());
-    const [short, ended, long] = [execution('short', 20), execution('ended', 20), execution('long', 60_000)];
+    const start = Date.now();
+    const [short, ended, long] = [execution('short', 20, start), execution('ended', 20, start), execution('long', 60_000, start)];
     for (const e of [short, ended, long]) {
       active.add(e);
       watch.add(e);
     }
     watch.remove(ended);
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    vi.advanceTimersByTime(19);
+    expect(short.abortReason).toBeNull();
+    vi.advanceTimersByTime(1);
     expect(short.abortReason).toBe('timeout');
     expect(short.abortError?.message).toBe('timeout after 20 ms');
     expect(ended.abortReason).toBeNull();
     expect(long.abortReason).toBeNull();
     watch.clear();
+  });
+
+  it('re-arms for the next expiry after it fires, and one armed timer serves later additions', () => {
+    const active = new ActiveExecutions();
+    const watch = new TimeoutWatch(() => active.values());
+    const start = Date.now();
+    const first = execution('first', 100, start);
+    const second = execution('second', 250, start);
+    const earlier = execution('earlier', 50, start + 10);
+    for (const e of [first, second, earlier]) {
+      active.add(e);
+      watch.add(e);
+    }
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(60);
+    expect([earlier.abortReason, first.abortReason, second.abortReason]).toEqual(['timeout', null, null]);
+    vi.advanceTimersByTime(40);
+    expect(first.abortReason).toBe('timeout');
+    vi.advanceTimersByTime(149);
+    expect(second.abortReason).toBeNull();
+    vi.advanceTimersByTime(1);
+    expect(second.abortReason).toBe('timeout');
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
