@@ -4,7 +4,7 @@
  * listening, so tests drive it in-process with `inject()`; `taskline server` listens.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import type { Backend, SchedulingBackend } from '../backend/contract.js';
 import { Client } from '../client/client.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../core/options.js';
@@ -14,7 +14,7 @@ import type { ServerContext } from './context.js';
 import { createClientErrorHandler, createErrorHandler, createNotFoundHandler, type HttpErrorContext } from './errors.js';
 import { EventHub } from './events.js';
 import { healthRoutes } from './health.js';
-import { createRegistry, instrumentTaskCenter, type TaskCenterMetrics } from './metrics.js';
+import { instrumentTaskCenter, type TaskCenterMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { registerRoutes, RouteTable, type AnyRoute } from './route.js';
 import { eventRoutes } from './routes/events.js';
@@ -91,7 +91,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   app.addHook('onRoute', (route) => routeTable.add(route.method, route.url));
   const auth = new Auth(options);
   const hub = new EventHub(options.backend);
-  const registry = options.registry ?? createRegistry();
+  const registry = options.registry ?? new Registry();
   const metrics = instrumentTaskCenter(registry, options.backend, hub);
   const streams = new SseStreams();
   const ctx: ServerContext = {

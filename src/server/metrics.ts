@@ -1,11 +1,6 @@
 /**
- * Prometheus metrics (DESIGN §10), with exactly the names existing alert rules expect.
- *
- * Worker side (`instrumentWorker`, served on METRICS_PORT by `taskline worker`):
- *   scheduler_tasks_dispatched_total{task_name}, scheduler_tasks_completed_total{task_name},
- *   scheduler_tasks_failed_total{task_name} (attempts that failed), scheduler_task_retries_total{task_name},
- *   scheduler_task_duration_seconds{task_name} (histogram).
- * Task center side (`instrumentTaskCenter`, served on its HTTP port at /metrics):
+ * The task center's Prometheus metrics (DESIGN §10), with exactly the names existing alert rules
+ * expect (a worker's are in observability/worker-metrics.ts). Served on its HTTP port at /metrics:
  *   scheduler_queue_depth{queue_name} (queued tasks, read from the store at scrape time),
  *   scheduler_workers (live workers, at scrape time), scheduler_leader{instance} (1 on the scheduler
  *   instance holding the leader lease, 0 on the other live ones, at scrape time; Prometheus keeps
@@ -14,60 +9,13 @@
  *   scheduler_schedule_fire_lag_seconds (fires of this instance's scheduler).
  * Each process uses its own Registry (no global state), so tests can run several in one process.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Backend } from '../backend/contract.js';
 import type { FireEvent, Scheduler } from '../scheduler/scheduler.js';
-import type { Worker } from '../worker/worker.js';
 import type { EventHub } from './events.js';
 import { iso } from './present.js';
 
-export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 1800];
 export const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
-
-export function createRegistry(): Registry {
-  return new Registry();
-}
-
-/** Counts the attempts a worker runs, by task type. */
-export function instrumentWorker(worker: Worker, registry: Registry): void {
-  const labelNames = ['task_name'] as const;
-  const dispatched = new Counter({ name: 'scheduler_tasks_dispatched_total', help: 'Attempts handed to a handler', labelNames, registers: [registry] });
-  const completed = new Counter({ name: 'scheduler_tasks_completed_total', help: 'Attempts that completed', labelNames, registers: [registry] });
-  const failed = new Counter({ name: 'scheduler_tasks_failed_total', help: 'Attempts that failed', labelNames, registers: [registry] });
-  const retries = new Counter({ name: 'scheduler_task_retries_total', help: 'Failed attempts that will be retried', labelNames, registers: [registry] });
-  const duration = new Histogram({
-    name: 'scheduler_task_duration_seconds',
-    help: 'How long attempts ran, seconds',
-    labelNames,
-    buckets: DURATION_BUCKETS,
-    registers: [registry],
-  });
-  const started = new Map<string, number>();
-  const took = (id: string): number | null => {
-    const at = started.get(id);
-    started.delete(id);
-    return at === undefined ? null : (performance.now() - at) / 1000;
-  };
-  worker.use(async (ctx, next) => {
-    dispatched.inc({ task_name: ctx.task.type });
-    started.set(ctx.task.id, performance.now());
-    return next();
-  });
-  worker.on('completed', (task) => {
-    completed.inc({ task_name: task.type });
-    const seconds = took(task.id);
-    if (seconds !== null) duration.observe({ task_name: task.type }, seconds);
-  });
-  worker.on('failed', (task, _error, next) => {
-    const seconds = took(task.id);
-    // `queued`: interrupted by a shutdown and put back — not a failure of the task.
-    if (next === 'queued') return;
-    failed.inc({ task_name: task.type });
-    if (next === 'retrying') retries.inc({ task_name: task.type });
-    if (seconds !== null) duration.observe({ task_name: task.type }, seconds);
-  });
-  worker.on('stale', (task) => started.delete(task.id));
-}
 
 export interface TaskCenterMetrics {
   /** Records a fire of this instance's scheduler. */

@@ -78,12 +78,11 @@ export function registerDevCommand(program: Command): void {
 
 /** The task center's HTTP API on PORT, sharing the worker's metrics; a busy port ends dev with one line. */
 async function startDevApi(ctx: CliContext, backend: Backend, worker: Worker, scheduler: Scheduler) {
-  const [{ startTaskCenter }, { createRegistry, instrumentWorker }] = await Promise.all([
+  const [{ startTaskCenter }, { instrumentWorker }] = await Promise.all([
     import('../../server/task-center.js'),
-    import('../../server/metrics.js'),
+    import('../../observability/worker-metrics.js'),
   ]);
-  const registry = createRegistry();
-  instrumentWorker(worker, registry);
+  const registry = instrumentWorker(worker);
   try {
     const center = await startTaskCenter({ backend, storeAddress: storeLocation(ctx.settings.backend), port: ctx.settings.port, apiToken: ctx.settings.apiToken, readToken: ctx.settings.readToken, registry, scheduler });
     return { stop: () => center.stop(), line: `  http api    ${center.url}/api/v1 · metrics ${center.url}/metrics · OpenAPI ${center.url}/openapi.json`, json: { running: true, url: center.url } };

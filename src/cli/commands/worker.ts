@@ -44,13 +44,12 @@ export function registerWorkerCommand(program: Command): void {
           shutdownTimeout: options.shutdownTimeout,
         });
         await register(worker);
-        const [{ createRegistry, instrumentWorker }, { serveMetrics }, { createLogger, logWorkerTasks }] = await Promise.all([
-          import('../../server/metrics.js'),
+        const [{ instrumentWorker }, { serveMetrics }, { createLogger, logWorkerTasks }] = await Promise.all([
+          import('../../observability/worker-metrics.js'),
           import('../../observability/metrics-endpoint.js'),
           import('../../observability/logging.js'),
         ]);
-        const registry = createRegistry();
-        instrumentWorker(worker, registry);
+        const registry = instrumentWorker(worker);
         if (options.log === 'json') logWorkerTasks(worker, createLogger('taskline-worker'));
         else reportAttempts(ctx, worker);
         const metricsPort = options.metricsPort ?? ctx.settings.metricsPort;
