@@ -1,14 +1,12 @@
 /**
- * Working: what a worker writes back while and after running a task — acks, lease renewals,
- * logs and progress. Every write is conditional on the lease token (and queue): a stale token
- * matches no row, so nothing is written and the caller hears 'stale'.
+ * Acks: what a worker writes back when an attempt ends. Every write is conditional on the lease
+ * token (and queue): a stale token matches no row, so nothing is written and the caller hears
+ * 'stale'. Lease renewals are in leases.ts, logs and progress in progress.ts.
  */
-import { DEFAULT_RETENTION, type Ack, type AckResult, type LeaseRef, type RenewResult } from '../contract.js';
-import type { TaskLogLine } from '../../core/task.js';
-import { MAX_LOG_LINES } from '../shared.js';
+import { DEFAULT_RETENTION, type Ack, type AckResult } from '../contract.js';
+import { HELD } from './leases.js';
 import type { Transition } from './transition.js';
 
-const HELD = 'id = ? AND queue = ? AND lease_token = ?';
 const APPEND_ATTEMPT = "attempts = json_insert(attempts, '$[#]', json(?))";
 const FINISH = `state = ?, finished_at = ?, next_run_at = NULL, cancel_requested = 0, lease_token = NULL, sort_key = ? + COALESCE(retention, ?)`;
 
@@ -84,32 +82,4 @@ function applyAck(t: Transition, ack: Ack): boolean {
       return done;
     }
   }
-}
-
-/** Extends the leases still held; reports the lost ones and those an operator asked to cancel. */
-export function renewLeases(t: Transition, leases: LeaseRef[], leaseMs: number): RenewResult {
-  const lost: string[] = [];
-  const cancelRequested: string[] = [];
-  const expires = t.now + leaseMs;
-  for (const lease of leases) {
-    const row = t.get<{ cancel_requested: number }>(
-      `UPDATE tasks SET sort_key = ? WHERE ${HELD} RETURNING cancel_requested`,
-      expires, lease.id, lease.queue, lease.token,
-    );
-    if (!row) lost.push(lease.id);
-    else if (row.cancel_requested === 1) cancelRequested.push(lease.id);
-  }
-  return { lost, cancelRequested };
-}
-
-/** Appends log lines (the newest MAX_LOG_LINES are kept) and/or sets progress of a running task. */
-export function reportProgress(t: Transition, lease: LeaseRef, update: { logs?: TaskLogLine[]; progress?: unknown }): AckResult {
-  const row = t.get<{ logs: string }>(`SELECT logs FROM tasks WHERE ${HELD}`, lease.id, lease.queue, lease.token);
-  if (!row) return 'stale';
-  if (update.logs && update.logs.length > 0) {
-    const lines = [...(JSON.parse(row.logs) as TaskLogLine[]), ...update.logs].slice(-MAX_LOG_LINES);
-    t.run('UPDATE tasks SET logs = ? WHERE id = ?', JSON.stringify(lines), lease.id);
-  }
-  if (update.progress !== undefined) t.run('UPDATE tasks SET progress = ? WHERE id = ?', JSON.stringify(update.progress), lease.id);
-  return 'ok';
 }

@@ -21,7 +21,9 @@ import type {
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
 import { checkStorableTasks, validateLockKey, validateQueueKeep } from '../shared.js';
-import { ackAttempts, renewLeases, reportProgress } from './ack.js';
+import { ackAttempts } from './ack.js';
+import { renewLeases } from './leases.js';
+import { reportProgress } from './progress.js';
 import { claimTasks } from './claim.js';
 import { openDatabase, retryBusy, StatementCache, type Synchronous } from './database.js';
 import { enqueueTasks } from './enqueue.js';
