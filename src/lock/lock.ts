@@ -7,7 +7,7 @@
 import type { LockStore } from '../backend/contract.js';
 import { TasklineError } from '../core/errors.js';
 import { shortId } from '../core/ids.js';
-import { sleep } from '../worker/component.js';
+import { sleep } from '../core/sleep.js';
 import { quote } from '../core/validate.js';
 
 export interface LockOptions {

@@ -17,7 +17,7 @@ import type {
 import type { Clock } from '../core/clock.js';
 import { shortId } from '../core/ids.js';
 import { VERSION } from '../version.js';
-import { sleep } from '../worker/component.js';
+import { sleep } from '../core/sleep.js';
 import { FireTally } from './fire-tally.js';
 import { DEFAULT_PLAN_OPTIONS, fireBatch, fireCalls, fireRequest, planFires, type PlanOptions } from './plan.js';
 import { ScheduleBook, type BookEntry } from './schedule-book.js';

@@ -1,5 +1,6 @@
 import type { Ack, AckResult, Backend } from '../backend/contract.js';
-import { removeFrom, sleep } from './component.js';
+import { sleep } from '../core/sleep.js';
+import { removeFrom } from './component.js';
 
 export interface Pending<T> {
   ack: Ack;

@@ -57,20 +57,6 @@ export class PeriodicComponent implements Component {
   }
 }
 
-/** A sleep that ends early when the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
 /**
  * Removes one item from a small array. Hot paths keep what comes and goes in arrays, not Sets: a
  * Set with a live entry when V8 rebuilds its table keeps that entry alive through the retired

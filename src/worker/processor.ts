@@ -8,7 +8,8 @@
 import type { AckAndClaimResult, AckResult, Backend, ClaimedTask, LeaseRef } from '../backend/contract.js';
 import type { Acker } from './acker.js';
 import { HAND_BACK_DELAY_MS, runAttempt, type AttemptOutcome, type AttemptPolicy } from './attempt.js';
-import { sleep, type Component } from './component.js';
+import { sleep } from '../core/sleep.js';
+import type { Component } from './component.js';
 import { ActiveExecutions } from './active-executions.js';
 import { AttemptContext, Execution, type ContextHost } from './context.js';
 import type { QueuePicker } from './queue-picker.js';

@@ -7,7 +7,8 @@ import { isTaskDefinition, type TaskDefinition } from '../client/define-task.js'
 import { Acker } from './acker.js';
 import type { AttemptOutcome, Middleware } from './attempt.js';
 import { CancelListener } from './cancel-listener.js';
-import { sleep, type Component } from './component.js';
+import { sleep } from '../core/sleep.js';
+import type { Component } from './component.js';
 import type { Execution, TaskContext, TaskMeta } from './context.js';
 import { HandlerRegistry, type Handler } from './handlers.js';
 import { Heartbeat } from './heartbeat.js';
