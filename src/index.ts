@@ -2,7 +2,7 @@
 export { connect, resolveBackendUrl, DEFAULT_BACKEND_URL, type ConnectOptions } from './backend/connect.js';
 export type { Backend, QueueInfo, WorkerInfo, TaskPage, DailyStat, MinuteStat, BackendEvent, BulkState } from './backend/contract.js';
 export { Client, type ClientOptions, type EnqueueItem, type WaitOptions } from './client/client.js';
-export { defineTask, type TaskDefinition, type DefineTaskOptions, type PayloadSchema } from './client/define-task.js';
+export { defineTask, type TaskDefinition, type DefineTaskOptions, type PayloadSchema } from './core/define-task.js';
 export { Worker, type WorkerOptions, type WorkerEvents } from './worker/worker.js';
 export type { TaskContext, TaskMeta, AbortReason } from './worker/context.js';
 export type { Handler } from './worker/handlers.js';

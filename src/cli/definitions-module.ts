@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isTaskDefinition, type TaskDefinition } from '../client/define-task.js';
+import { isTaskDefinition, type TaskDefinition } from '../core/define-task.js';
 import { importUserModule } from '../config/user-module.js';
 import { CommandFailed, UsageError } from './errors.js';
 

@@ -3,7 +3,7 @@ import { TaskFailedError, TasklineError } from '../core/errors.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, normalizeEnqueue, validateTaskId, type EnqueueOptions, type InternalEnqueueOptions } from '../core/options.js';
 import { type NewTask, type TaskInfo, type TaskRecord } from '../core/task.js';
 import { injectTraceContext } from '../observability/tracing.js';
-import { isTaskDefinition, validatePayload, type TaskDefinition } from './define-task.js';
+import { isTaskDefinition, validatePayload, type TaskDefinition } from '../core/define-task.js';
 import { RecordedTypes } from './recorded-types.js';
 
 export interface ClientOptions {

@@ -5,7 +5,7 @@
  * each handler states its defaults.
  */
 import { z } from 'zod';
-import { defineTask } from '../client/define-task.js';
+import { defineTask } from '../core/define-task.js';
 
 const recipients = z.union([z.string().email(), z.array(z.string().email()).min(1).max(50)]);
 

@@ -6,7 +6,7 @@ import type { Ack } from '../backend/contract.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffOption } from '../core/backoff.js';
 import { PermanentError, RetryableError, TasklineError } from '../core/errors.js';
 import type { AttemptRecord } from '../core/task.js';
-import { validatePayload } from '../client/define-task.js';
+import { validatePayload } from '../core/define-task.js';
 import { inTraceContext } from '../observability/tracing.js';
 import type { Execution, TaskContext } from './context.js';
 import type { HandlerRegistry } from './handlers.js';

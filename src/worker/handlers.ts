@@ -1,5 +1,5 @@
 import { TasklineError } from '../core/errors.js';
-import type { TaskDefinition } from '../client/define-task.js';
+import type { TaskDefinition } from '../core/define-task.js';
 import type { TaskContext } from './context.js';
 import { quote } from '../core/validate.js';
 import { validateTaskType } from '../core/options.js';

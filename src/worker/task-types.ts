@@ -6,7 +6,7 @@
  */
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import type { Backend, TaskTypeInfo, WorkerInfo } from '../backend/contract.js';
-import type { PayloadSchema } from '../client/define-task.js';
+import type { PayloadSchema } from '../core/define-task.js';
 import { FreshRead } from '../core/fresh-read.js';
 import { handlesType } from '../core/task.js';
 import type { HandlerRegistry } from './handlers.js';

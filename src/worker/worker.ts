@@ -3,7 +3,7 @@ import type { Backend } from '../backend/contract.js';
 import { TasklineError } from '../core/errors.js';
 import { shortId } from '../core/ids.js';
 import { validateBackoffSpec, type BackoffOption } from '../core/backoff.js';
-import { isTaskDefinition, type TaskDefinition } from '../client/define-task.js';
+import { isTaskDefinition, type TaskDefinition } from '../core/define-task.js';
 import { Acker } from './acker.js';
 import type { AttemptOutcome, Middleware } from './attempt.js';
 import { CancelListener } from './cancel-listener.js';

@@ -1,5 +1,5 @@
-import { TasklineError } from '../core/errors.js';
-import type { EnqueueOptions } from '../core/options.js';
+import { TasklineError } from './errors.js';
+import type { EnqueueOptions } from './options.js';
 
 /**
  * A schema that validates a payload: zod's schemas fit (any object with `safeParse`). `P` is what
