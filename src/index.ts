@@ -15,7 +15,7 @@ export type { BackoffFunction, BackoffOption } from './core/backoff.js';
 export { VERSION } from './version.js';
 export { Scheduler, type SchedulerOptions, type SchedulerEvents, type FireEvent } from './scheduler/scheduler.js';
 export { ScheduleService } from './scheduler/service.js';
-export type { ScheduleInput, Schedule, ScheduleDefinition, ScheduleState, TaskTemplate, OverlapPolicy, CatchUpPolicy } from './scheduler/schedule.js';
+export type { ScheduleInput, Schedule, ScheduleDefinition, ScheduleState, TaskTemplate, OverlapPolicy, CatchUpPolicy } from './core/schedule.js';
 export { parseCron, upcoming, type CronSchedule } from './scheduler/cron.js';
 export { Locks, LockHandle, type LockOptions, type WithLockOptions } from './lock/lock.js';
 export type { SchedulingBackend, FireRecord } from './backend/contract.js';

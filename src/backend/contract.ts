@@ -6,7 +6,7 @@
  * Every backend passes the same conformance suite (`conformance/`), run against a real store.
  */
 import type { AttemptRecord, NewTask, TaskInfo, TaskLinks, TaskLogLine, TaskRecord, TaskState, BackoffSpec } from '../core/task.js';
-import type { OverlapPolicy, Schedule, ScheduleDefinition, ScheduleState } from '../scheduler/schedule.js';
+import type { OverlapPolicy, Schedule, ScheduleDefinition, ScheduleState } from '../core/schedule.js';
 
 /** Default retention of finished tasks (DESIGN §2). */
 export const DEFAULT_RETENTION = {

@@ -2,7 +2,7 @@
 import { TasklineError } from '../core/errors.js';
 import { malformedStringPath, quote, wholeNumber } from '../core/validate.js';
 import { TASK_STATES, type AttemptRecord, type NewTask, type TaskState } from '../core/task.js';
-import type { ScheduleDefinition } from '../scheduler/schedule.js';
+import type { ScheduleDefinition } from '../core/schedule.js';
 import { KEPT_STATES, MAX_KEEP, type KeptState, type QueueKeep, type SchedulerInstance, type WorkerInfo } from './contract.js';
 
 /** Due scheduled/retrying tasks moved to queued per claim call, at most. */

@@ -4,7 +4,7 @@
  */
 import type { FireRecord, QueueInfo, SchedulerStatus, WorkerInfo } from '../backend/contract.js';
 import type { TaskInfo, TaskRecord } from '../core/task.js';
-import type { Schedule } from '../scheduler/schedule.js';
+import type { Schedule } from '../core/schedule.js';
 
 export function taskInfoJson(info: TaskInfo) {
   return { id: info.id, type: info.type, queue: info.queue, state: info.state };

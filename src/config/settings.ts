@@ -5,7 +5,7 @@
 import { basename } from 'node:path';
 import { DEFAULT_BACKEND_URL, resolveBackendUrl } from '../backend/connect.js';
 import { isTasklineError, TasklineError } from '../core/errors.js';
-import type { ScheduleInput } from '../scheduler/schedule.js';
+import type { ScheduleInput } from '../core/schedule.js';
 import { findConfigFile, readConfigFile } from './config-file.js';
 import { parseBackendUrl, parseDuration, parseInteger, parsePort, parseQueue, parseToken, type SettingSource } from './values.js';
 

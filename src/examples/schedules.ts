@@ -3,7 +3,7 @@
  * a weekly report, a session clean-up every six hours, an external sync every five minutes (of
  * SYNC_URL, else of the built-in sample records).
  */
-import type { ScheduleInput } from '../scheduler/schedule.js';
+import type { ScheduleInput } from '../core/schedule.js';
 
 export function exampleSchedules(env: NodeJS.ProcessEnv = process.env): ScheduleInput[] {
   return [

@@ -6,7 +6,7 @@ import type { FireBatch, FireRequest, SchedulerDowntime } from '../backend/contr
 import { normalizeEnqueue } from '../core/options.js';
 import type { NewTask } from '../core/task.js';
 import type { CronSchedule } from './cron.js';
-import { fireId, isPaused, templateOptions, type Schedule } from './schedule.js';
+import { fireId, isPaused, templateOptions, type Schedule } from '../core/schedule.js';
 
 export interface PlannedFire {
   nominalAt: number;

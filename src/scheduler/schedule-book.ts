@@ -6,7 +6,7 @@
  */
 import { parseCron, type CronSchedule } from './cron.js';
 import { firstDue } from './plan.js';
-import type { Schedule, ScheduleState } from './schedule.js';
+import type { Schedule, ScheduleState } from '../core/schedule.js';
 
 export interface BookEntry {
   schedule: Schedule;

@@ -21,7 +21,7 @@ import { sleep } from '../core/sleep.js';
 import { FireTally } from './fire-tally.js';
 import { DEFAULT_PLAN_OPTIONS, fireBatch, fireCalls, fireRequest, planFires, type PlanOptions } from './plan.js';
 import { ScheduleBook, type BookEntry } from './schedule-book.js';
-import { isPaused, type Schedule, type ScheduleState } from './schedule.js';
+import { isPaused, type Schedule, type ScheduleState } from '../core/schedule.js';
 
 export interface SchedulerOptions {
   /** This instance's id in the registry and the lease. Default: `scheduler-<pid>-<random>`. */

@@ -7,7 +7,8 @@ import { TasklineError } from '../core/errors.js';
 import { parseCron, upcoming } from './cron.js';
 import { fireBatch, fireRequest, planFires } from './plan.js';
 import { RecordedTypes } from '../client/recorded-types.js';
-import { fireId, PAUSE_NOTE, validateSchedule, validateScheduleId, type Schedule, type ScheduleDefinition, type ScheduleInput, type ScheduleSource } from './schedule.js';
+import { fireId, type Schedule, type ScheduleDefinition, type ScheduleInput, type ScheduleSource } from '../core/schedule.js';
+import { PAUSE_NOTE, validateSchedule, validateScheduleId } from './schedule.js';
 import { formatLocal } from './timezone.js';
 import { text, time } from '../core/validate.js';
 

@@ -17,7 +17,7 @@
 import type { FireRecord, QueueInfo, SchedulerLease, SchedulerStatus, WorkerInfo } from '../backend/contract.js';
 import { unreadableFields } from '../backend/shared.js';
 import type { TaskRecord } from '../core/task.js';
-import type { Schedule } from '../scheduler/schedule.js';
+import type { Schedule } from '../core/schedule.js';
 
 /** An ISO-8601 time, or null for none — and for a value that is not a time Date holds. */
 export function iso(ms: unknown): string | null {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { SchedulingBackend } from '../../src/backend/contract.js';
 import { startScheduler, type RunningScheduler } from '../../src/cli/start-scheduler.js';
 import { isTasklineError } from '../../src/core/errors.js';
-import type { ScheduleInput } from '../../src/scheduler/schedule.js';
+import type { ScheduleInput } from '../../src/core/schedule.js';
 import { ScheduleService } from '../../src/scheduler/service.js';
 import { freePort } from '../scheduler/servers.js';
 import { BACKEND_KINDS, CliProcess, cliStore, oneLine, parseJson, runCli, type CliStore } from './helpers.js';

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { parseCron } from '../../src/scheduler/cron.js';
 import { fireRequest, firstDue, inDowntime, INVALID_TASK, planFires } from '../../src/scheduler/plan.js';
 import { ScheduleBook } from '../../src/scheduler/schedule-book.js';
-import { validateSchedule, type Schedule, type ScheduleInput } from '../../src/scheduler/schedule.js';
+import { type Schedule, type ScheduleInput } from '../../src/core/schedule.js';
+import { validateSchedule } from '../../src/scheduler/schedule.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 

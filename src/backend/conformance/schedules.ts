@@ -4,7 +4,7 @@
  * run state (advanceSchedules).
  */
 import { describe, expect, it } from 'vitest';
-import type { ScheduleState } from '../../scheduler/schedule.js';
+import type { ScheduleState } from '../../core/schedule.js';
 import type { Backend } from '../contract.js';
 import { expectCode, HOUR, useStore, type OpenStore } from './harness.js';
 import { definition } from './scheduling-harness.js';

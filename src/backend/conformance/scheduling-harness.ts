@@ -2,7 +2,8 @@
  * Helpers of the schedule, fire and lock conformance tests: schedule definitions as the
  * scheduler validates them, and fire requests built the way the scheduler builds them.
  */
-import { validateSchedule, type ScheduleDefinition, type ScheduleInput } from '../../scheduler/schedule.js';
+import { type ScheduleDefinition, type ScheduleInput } from '../../core/schedule.js';
+import { validateSchedule } from '../../scheduler/schedule.js';
 import type { Backend, FireBatch, FireRequest } from '../contract.js';
 import { newTask } from './harness.js';
 

@@ -10,7 +10,7 @@ import {
   type Unsubscribe, type WorkerInfo, type TaskTypeInfo, type SchedulingBackend, type LifecycleEvent, type SubscribeOptions, type FireBatch, type FireRecord, type FireResult, type ScheduleUpdate,
   type SchedulerCheckIn, type SchedulerInstance, type SchedulerList, type ScheduleChanges,
 } from '../contract.js';
-import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
+import type { Schedule, ScheduleDefinition } from '../../core/schedule.js';
 import { RedisScheduleStore } from './schedule-store.js';
 import { RedisKeys } from './keys.js';
 import { ScriptRunner, scriptKeyNames, type ScriptCall } from './scripts.js';

@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis';
 import { TasklineError } from '../../core/errors.js';
 import { isTaskState } from '../../core/task.js';
-import type { Schedule, ScheduleDefinition, ScheduleState } from '../../scheduler/schedule.js';
+import type { Schedule, ScheduleDefinition, ScheduleState } from '../../core/schedule.js';
 import {
   MAX_DOWNTIME_GAPS,
   type FireBatch, type FireOutcome, type FireRecord, type FireResult, type LockStore, type SchedulerCheckIn, type SchedulerInstance, type SchedulerLease,

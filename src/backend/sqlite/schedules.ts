@@ -4,7 +4,7 @@
  * schedule-advance.lua, with the same semantics; the lease itself is in schedulers.ts.
  */
 import { TasklineError } from '../../core/errors.js';
-import type { Schedule, ScheduleDefinition, ScheduleState } from '../../scheduler/schedule.js';
+import type { Schedule, ScheduleDefinition, ScheduleState } from '../../core/schedule.js';
 import type { ScheduleChanges, ScheduleUpdate } from '../contract.js';
 import type { StatementCache } from './database.js';
 import { noteUnreadable, parseStoredDefinition, parseStoredObject, type StoredDefinition } from '../shared.js';

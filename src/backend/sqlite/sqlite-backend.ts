@@ -13,7 +13,7 @@ import type Database from 'better-sqlite3';
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
 import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
-import type { Schedule, ScheduleDefinition } from '../../scheduler/schedule.js';
+import type { Schedule, ScheduleDefinition } from '../../core/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
   QueueInfo, QueueKeep, RenewResult, TaskPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SubscribeOptions,

@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { TasklineError } from '../../core/errors.js';
-import { validateSchedule, type ScheduleInput } from '../../scheduler/schedule.js';
+import { type ScheduleInput } from '../../core/schedule.js';
+import { validateSchedule } from '../../scheduler/schedule.js';
 import { duration, parsePayload, wholeNumber } from '../args.js';
 import { UsageError } from '../errors.js';
 import { scheduleJson } from '../json.js';

@@ -1,7 +1,7 @@
 /** Parsers of the schedule commands' option values; a bad value is a usage error (exit 2). */
 import { InvalidArgumentError } from 'commander';
 import { parseDuration } from '../../config/index.js';
-import { CATCH_UP_POLICIES, OVERLAP_POLICIES, type CatchUpPolicy, type OverlapPolicy } from '../../scheduler/schedule.js';
+import { CATCH_UP_POLICIES, OVERLAP_POLICIES, type CatchUpPolicy, type OverlapPolicy } from '../../core/schedule.js';
 import { formatLocal } from '../../scheduler/timezone.js';
 import { UsageError } from '../errors.js';
 

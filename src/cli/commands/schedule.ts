@@ -1,7 +1,7 @@
 /** `taskline schedule ls|add|rm|pause|resume|trigger|preview|fires` (DESIGN §6.5, §11). */
 import { Option, type Command } from 'commander';
 import { parseCron, upcoming } from '../../scheduler/cron.js';
-import type { Schedule } from '../../scheduler/schedule.js';
+import type { Schedule } from '../../core/schedule.js';
 import { ScheduleService } from '../../scheduler/service.js';
 import { formatLocal } from '../../scheduler/timezone.js';
 import { positiveInt } from '../args.js';
