@@ -24,6 +24,24 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  // Layers: the stores and core know nothing above them (core/ is pure; src/backend/ talks to
+  // core/ only, so core code can reach a store through the contract alone).
+  {
+    files: ['src/core/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['../*', '!../core/*'], message: 'core/ imports only core/ (and packages)' }] }] },
+  },
+  {
+    files: ['src/backend/**/*.ts'],
+    ignores: ['src/backend/conformance/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{
+          group: ['**/worker/*', '**/scheduler/*', '**/client/*', '**/server/*', '**/cli/*', '**/lock/*', '**/config/*', '**/observability/*', '**/examples/*'],
+          message: 'src/backend/ imports only core/ and itself: core code reaches a store through backend/contract.ts',
+        }],
+      }],
+    },
+  },
   {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
