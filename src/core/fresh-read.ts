@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from './clock.js';
+
 /** A value read from a store and reused while fresh, with at most one read in flight. */
 export class FreshRead<T> {
   private value: { at: number; value: T } | null = null;
@@ -6,13 +8,14 @@ export class FreshRead<T> {
   constructor(
     private readonly read: () => Promise<T>,
     private readonly freshMs: number,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   get(): Promise<T> {
-    if (this.value !== null && Date.now() - this.value.at < this.freshMs) return Promise.resolve(this.value.value);
+    if (this.value !== null && this.clock.now() - this.value.at < this.freshMs) return Promise.resolve(this.value.value);
     this.reading ??= this.read()
       .then((value) => {
-        this.value = { at: Date.now(), value };
+        this.value = { at: this.clock.now(), value };
         return value;
       })
       .finally(() => {
