@@ -8,7 +8,7 @@ import { PermanentError, RetryableError, TasklineError } from '../core/errors.js
 import type { AttemptRecord } from '../core/task.js';
 import { validatePayload } from '../core/define-task.js';
 import { inTraceContext } from '../observability/tracing.js';
-import type { Execution, TaskContext } from './context.js';
+import type { AttemptOutcome, Execution, TaskContext } from './context.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { Peers } from './task-types.js';
 
@@ -22,15 +22,6 @@ export interface AttemptPolicy {
   workerId: string;
   /** The other live workers: where a task this worker has no handler for can run. */
   peers: Peers;
-}
-
-/** The outcome of an attempt as the worker's events report it. */
-export interface AttemptOutcome {
-  ack: Ack | null;
-  result?: unknown;
-  error?: unknown;
-  /** The task was handed back (no handler here) for this live worker, which has one: not a failure. */
-  handedBack?: string;
 }
 
 /** ms a handed-back task waits before it is claimable again (the worker that has its handler takes it). */

@@ -1,7 +1,30 @@
-import type { ClaimedTask } from '../backend/contract.js';
+import type { Ack, ClaimedTask } from '../backend/contract.js';
 import type { TaskLinks, TaskLogLine } from '../core/task.js';
-import type { AttemptOutcome } from './attempt.js';
-import type { Lane } from './processor.js';
+
+/**
+ * A share of the slots with a claim loop of its own. With one lane, the worker and a remote
+ * store take turns: the store claims and acks a batch while the worker waits, then the worker
+ * runs it while the store waits. With two, one lane's batch is in the store while the other's
+ * runs here, so both sides work at once (docs/performance.md: +10–20 % tasks/s for short tasks).
+ * Each lane still claims only for its own free slots: no task waits here for a slot.
+ */
+export interface Lane {
+  /** Slots of this lane. */
+  readonly capacity: number;
+  /** Handlers of this lane that have not returned yet. */
+  running: number;
+  /** Claim loop of this lane waiting for one of its slots to free. */
+  waiter: (() => void) | null;
+}
+
+/** The outcome of an attempt as the worker's events report it. */
+export interface AttemptOutcome {
+  ack: Ack | null;
+  result?: unknown;
+  error?: unknown;
+  /** The task was handed back (no handler here) for this live worker, which has one: not a failure. */
+  handedBack?: string;
+}
 
 /** What a handler sees of its task. */
 export interface TaskMeta {

@@ -7,11 +7,11 @@
  */
 import type { AckAndClaimResult, AckResult, Backend, ClaimedTask, LeaseRef } from '../backend/contract.js';
 import type { Acker } from './acker.js';
-import { HAND_BACK_DELAY_MS, runAttempt, type AttemptOutcome, type AttemptPolicy } from './attempt.js';
+import { HAND_BACK_DELAY_MS, runAttempt, type AttemptPolicy } from './attempt.js';
 import { sleep } from '../core/sleep.js';
 import type { Component } from './component.js';
 import { ActiveExecutions } from './active-executions.js';
-import { AttemptContext, Execution, type ContextHost } from './context.js';
+import { AttemptContext, Execution, type AttemptOutcome, type ContextHost, type Lane } from './context.js';
 import type { QueuePicker } from './queue-picker.js';
 import type { TimeoutWatch } from './timeout-watch.js';
 
@@ -30,22 +30,6 @@ export interface ProcessorOptions {
   onError: (error: unknown, where: string) => void;
   /** How many lanes the slots are split into (see Lane); 1 unless the store is remote. */
   lanes: number;
-}
-
-/**
- * A share of the slots with a claim loop of its own. With one lane, the worker and a remote
- * store take turns: the store claims and acks a batch while the worker waits, then the worker
- * runs it while the store waits. With two, one lane's batch is in the store while the other's
- * runs here, so both sides work at once (docs/performance.md: +10–20 % tasks/s for short tasks).
- * Each lane still claims only for its own free slots: no task waits here for a slot.
- */
-export interface Lane {
-  /** Slots of this lane. */
-  readonly capacity: number;
-  /** Handlers of this lane that have not returned yet. */
-  running: number;
-  /** Claim loop of this lane waiting for one of its slots to free. */
-  waiter: (() => void) | null;
 }
 
 /** Splits `concurrency` slots into `count` lanes as evenly as possible (none empty). */
