@@ -17,6 +17,11 @@ export const MAX_DURATION_MS = TIME_RANGE_MS;
 /** At most this many characters of a bad value appear in an error message. */
 export const QUOTE_LIMIT = 100;
 
+/** A text cut to at most `max` characters, with … where it was cut. */
+export function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
 /** A bad value as it appears in an error: JSON-ish, at most QUOTE_LIMIT characters. */
 export function quote(value: unknown): string {
   let text: string;
@@ -32,7 +37,7 @@ export function quote(value: unknown): string {
   } catch {
     text = Object.prototype.toString.call(value);
   }
-  return text.length > QUOTE_LIMIT ? `${text.slice(0, QUOTE_LIMIT)}…` : text;
+  return clip(text, QUOTE_LIMIT);
 }
 
 /** A failure of one field: `<field> must be <accepted>, got <quoted value>`. */

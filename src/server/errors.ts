@@ -9,7 +9,7 @@ import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isTasklineError, TasklineError, type ErrorCode } from '../core/errors.js';
-import { quote } from '../core/validate.js';
+import { clip, quote } from '../core/validate.js';
 import type { RouteTable } from './route.js';
 
 export const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
@@ -62,10 +62,6 @@ const MAX_MESSAGE = 1000;
 const MAX_PATH = 100;
 /** How long a refused connection may stay open for the client to read the answer. */
 const LINGER_MS = 1000;
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
 
 function shownPath(url: string): string {
   return clip(url.split('?')[0], MAX_PATH);

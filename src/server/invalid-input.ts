@@ -10,7 +10,7 @@ import {
   ZodArray, ZodBoolean, ZodDefault, ZodEffects, ZodEnum, ZodLiteral, ZodNull, ZodNullable, ZodNumber, ZodObject, ZodOptional, ZodRecord,
   ZodString, ZodUnion, type ZodError, type ZodIssue, type ZodTypeAny,
 } from 'zod';
-import { quote } from '../core/validate.js';
+import { clip, quote } from '../core/validate.js';
 
 /** Problems listed in one message; the rest are counted. */
 const MAX_PROBLEMS = 3;
@@ -22,10 +22,6 @@ const MAX_UNKNOWN_KEYS = 5;
 const MAX_LISTED_KEYS = 6;
 
 type Path = (string | number)[];
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
 
 function fieldName(where: string, path: Path): string {
   return path.reduce<string>((name, key) => (typeof key === 'number' ? `${name}[${key}]` : `${name}.${clip(key, MAX_KEY)}`), where);
