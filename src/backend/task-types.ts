@@ -5,20 +5,14 @@
  * failed listing.
  */
 import type { TaskTypeInfo } from './contract.js';
+import { parseStoredObject } from './shared.js';
 
 export function encodeTaskType(info: TaskTypeInfo, now: number): string {
   return JSON.stringify({ schema: info.schema, queues: info.queues, recordedAt: now });
 }
 
 export function decodeTaskType(type: string, text: string): TaskTypeInfo {
-  let value: { schema?: unknown; queues?: unknown; recordedAt?: unknown } = {};
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed === 'object' && parsed !== null) value = parsed;
-  } catch {
-    // an unreadable document: shown without schema or queues
-  }
-  const { schema, queues, recordedAt } = value;
+  const { schema, queues, recordedAt } = parseStoredObject<{ schema: unknown; queues: unknown; recordedAt: unknown }>(text);
   return {
     type,
     schema: typeof schema === 'object' && schema !== null && !Array.isArray(schema) ? (schema as Record<string, unknown>) : null,
