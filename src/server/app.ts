@@ -5,6 +5,7 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { Registry } from 'prom-client';
+import { storeLocation } from '../backend/connect.js';
 import type { Backend, SchedulingBackend } from '../backend/contract.js';
 import { Client } from '../client/client.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../core/options.js';
@@ -68,7 +69,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   const logger = options.logger ?? false;
   const isInstance = typeof logger === 'object' && typeof (logger as { child?: unknown }).child === 'function';
   const errorContext: HttpErrorContext = {
-    store: options.storeAddress ? `${options.backend.kind} ${options.storeAddress.replace(/\/\/[^@/]*@/, '//***@')}` : options.backend.kind,
+    store: options.storeAddress ? `${options.backend.kind} ${storeLocation(options.storeAddress)}` : options.backend.kind,
     bodyLimit: options.bodyLimit ?? maxPayloadBytes + 64 * 1024,
     maxParamLength: MAX_PARAM_LENGTH,
   };
