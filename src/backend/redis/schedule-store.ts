@@ -1,5 +1,4 @@
 /** Schedules, fires, the scheduler instances and locks on Redis (lua/schedule-*.lua, fire.lua, schedulers.lua, lock.lua). */
-import type { Redis } from 'ioredis';
 import { TasklineError } from '../../core/errors.js';
 import { isTaskState } from '../../core/task.js';
 import type { Schedule, ScheduleDefinition, ScheduleState } from '../../core/schedule.js';
@@ -11,22 +10,10 @@ import {
 import { MAX_PAGE_LIMIT } from '../page-cursor.js';
 import { checkStorableTasks, countWithin, decodeSchedulerInstance, noteUnreadable, parseStoredDefinition, parseStoredObject, validateLockKey } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
-import type { RedisKeys } from './keys.js';
-import type { ScriptCall, ScriptRunner } from './scripts.js';
-
-/** What the schedule store needs of the backend. */
-export interface RedisScope {
-  readonly redis: Redis;
-  readonly scripts: ScriptRunner;
-  readonly keys: RedisKeys;
-  readonly offset: string;
-  call<T>(operation: () => Promise<T>): Promise<T>;
-  queueScript(name: ScriptCall['name'], queue: string, args: (string | number)[], extraKeys?: string[]): ScriptCall;
-  register(queues: Iterable<string>): void;
-}
+import type { RedisConnection } from './connection.js';
 
 export class RedisScheduleStore implements ScheduleStore, LockStore {
-  constructor(private readonly scope: RedisScope) {}
+  constructor(private readonly scope: RedisConnection) {}
 
   private async save(mode: string, id: string, definition = '', extra: string | number = -1, note = ''): Promise<string> {
     const { redis, scripts, keys, offset } = this.scope;
@@ -189,7 +176,7 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
           args.push(fire.fireId, fire.nominalAt, fire.action, fire.reason ?? '', task ? encodeRecordFragment(task) : '', task ? task.payload : '', task?.runAt ?? -1);
         }
       }
-      return this.scope.queueScript('fire', queue, args, histories);
+      return this.scope.scriptCall('fire', queue, args, histories);
     });
     const replies = (await this.scope.call(() => this.scope.scripts.runMany(this.scope.redis, calls))) as [string, string, string][][][];
     const results: FireResult[][] = new Array<FireResult[]>(batches.length);
@@ -212,7 +199,7 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
 
   async listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]> {
     countWithin('limit', limit, MAX_PAGE_LIMIT);
-    const call = this.scope.queueScript('fire-history', queue, [limit], [this.scope.keys.fireHistory(queue, scheduleId)]);
+    const call = this.scope.scriptCall('fire-history', queue, [limit], [this.scope.keys.fireHistory(queue, scheduleId)]);
     const reply = (await this.scope.call(() => this.scope.scripts.run(this.scope.redis, call.name, call.keys, call.args))) as string[];
     const fires: FireRecord[] = [];
     for (let i = 0; i < reply.length; i += 3) fires.push(decodeFire(reply[i], reply[i + 1], reply[i + 2]));

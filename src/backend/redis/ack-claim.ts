@@ -1,0 +1,115 @@
+/**
+ * A worker's exchange with its queues (lua/claim.lua, ack.lua, ack-claim.lua): one script call
+ * per queue, all written at once.
+ */
+import { FORWARD_LIMIT } from '../shared.js';
+import { DEFAULT_RETENTION, type Ack, type AckAndClaimResult, type AckResult, type ClaimRequest, type ClaimResult } from '../contract.js';
+import { chunksByQueue } from './batches.js';
+import { decodeClaimed, encodeAttempt } from './codec.js';
+import type { RedisConnection } from './connection.js';
+import type { ScriptCall } from './scripts.js';
+
+/**
+ * `ack-claim` for a queue with acks and a claim, `ack` or `claim` for a queue with only one of
+ * them.
+ */
+export async function ackAndClaim(c: RedisConnection, acks: Ack[], workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<AckAndClaimResult> {
+  if (acks.length === 0 && requests.length === 0) return { acks: [], claims: [] };
+  if (requests.length > 0) c.register(requests.map((r) => r.queue));
+  // A queue's acks may take several calls (chunksByQueue): its first carries the claim.
+  const ackChunks = chunksByQueue(acks);
+  const calls: ScriptCall[] = [];
+  // Per call: the acks it carries (indexes into `acks`) and the claim request it makes.
+  const parts: { acks: number[]; claim: ClaimRequest | null }[] = [];
+  for (const request of requests) {
+    const first = ackChunks.findIndex(([queue]) => queue === request.queue);
+    const claimArgs = [request.count, workerId, leaseMs, FORWARD_LIMIT];
+    if (first < 0) {
+      calls.push(c.scriptCall('claim', request.queue, claimArgs));
+      parts.push({ acks: [], claim: request });
+      continue;
+    }
+    const { args, order } = ackArgs(acks, ackChunks.splice(first, 1)[0][1]);
+    calls.push(c.scriptCall('ack-claim', request.queue, [...args, ...claimArgs]));
+    parts.push({ acks: order, claim: request });
+  }
+  for (const [queue, indexes] of ackChunks) {
+    const { args, order } = ackArgs(acks, indexes);
+    calls.push(c.scriptCall('ack', queue, args));
+    parts.push({ acks: order, claim: null });
+  }
+  const replies = (await c.runScripts(calls)) as (string | number)[][];
+  const ackResults = new Array<AckResult>(acks.length);
+  const claims: ClaimResult[] = [];
+  replies.forEach((reply, i) => {
+    const { acks: indexes, claim } = parts[i];
+    // ack-claim: { n, n ack results, claim reply }; ack: the n results; claim: the claim reply.
+    const ackStart = claim && indexes.length > 0 ? 1 : 0;
+    indexes.forEach((index, j) => (ackResults[index] = reply[ackStart + j] === 1 ? 'ok' : 'stale'));
+    if (claim) claims.push(decodeClaimReply(reply, indexes.length > 0 ? 1 + indexes.length : 0, claim.queue, leaseMs));
+  });
+  return { acks: ackResults, claims };
+}
+
+/**
+ * ack.lua's arguments for some of `acks` (all of one queue), and the order of its results (the
+ * indexes into `acks`). A completion without a result — what a busy worker sends most — goes
+ * short, 2 arguments instead of 6, grouped with the others of its lease token (a claim's tasks
+ * share one); the other acks go in full first, so two acks of one attempt in a batch (which the
+ * worker never sends) do not keep their order: one applies, the other is stale.
+ */
+function ackArgs(acks: Ack[], indexes: number[]): { args: (string | number)[]; order: number[] } {
+  const full: number[] = [];
+  const short = new Map<string, number[]>();
+  for (const index of indexes) {
+    const ack = acks[index];
+    if (ack.kind === 'complete' && ack.result === '') {
+      const group = short.get(ack.token);
+      if (group) group.push(index);
+      else short.set(ack.token, [index]);
+    } else full.push(index);
+  }
+  const args: (string | number)[] = [full.length, DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled];
+  for (const index of full) {
+    const ack = acks[index];
+    let kind: string = ack.kind;
+    let data = '';
+    let delay = 0;
+    if (ack.kind === 'complete') data = ack.result;
+    else if (ack.kind === 'retry') {
+      kind = ack.consumed ? 'retry' : 'retry-free';
+      data = ack.error;
+      delay = ack.delay;
+    } else if (ack.kind === 'dead' || ack.kind === 'cancelled') data = ack.error;
+    else if (ack.kind === 'hand-back') delay = ack.delay;
+    // A completing attempt is not stored, only its finish time: the record says the rest (lua/ack.lua).
+    args.push(kind, ack.id, ack.token, data, delay, ack.kind === 'complete' ? finishTime(ack.attempt) : encodeAttempt(ack.attempt));
+  }
+  args.push(short.size);
+  const order = full;
+  for (const [token, group] of short) {
+    args.push(token, group.length);
+    for (const index of group) {
+      args.push(acks[index].id, finishTime(acks[index].attempt));
+      order.push(index);
+    }
+  }
+  return { args, order };
+}
+
+/** A completing attempt's finish time as ack.lua takes it ('' for the store's time). */
+function finishTime(attempt: Ack['attempt']): number | '' {
+  return attempt.finishedAt === null ? '' : Math.round(attempt.finishedAt);
+}
+
+/** claim.lua's reply, starting at `start` of `reply`. */
+function decodeClaimReply(reply: (string | number)[], start: number, queue: string, leaseMs: number): ClaimResult {
+  const tasks = [];
+  const token = String(reply[start + 4]);
+  const now = Number(reply[start + 3]);
+  for (let j = start + 5; j < reply.length; j += 3) {
+    tasks.push(decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), token, leaseMs, now));
+  }
+  const nextDue = Number(reply[start + 1]);
+  return { queue, tasks, paused: reply[start] === 1, more: reply[start + 2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now };
+}

@@ -1,0 +1,93 @@
+/** Storing new tasks (lua/enqueue.lua): one script call per queue and chunk. */
+import type { NewTask } from '../../core/task.js';
+import type { EnqueueOutcome } from '../contract.js';
+import { chunksByQueue } from './batches.js';
+import { encodeRecordFragment } from './codec.js';
+import type { RedisConnection } from './connection.js';
+import { scriptKeyNames } from './scripts.js';
+
+/** Tasks per enqueue script call (see enqueueTasks). */
+const ENQUEUE_CALL = 250;
+
+/** Stores tasks already checked (checkStorableTasks); an outcome per task, in order. */
+export async function enqueueTasks(c: RedisConnection, tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+  const outcomes: EnqueueOutcome[] = new Array<EnqueueOutcome>(tasks.length);
+  // Ids are unique across queues, but a script sees one queue: custom ids are first looked up
+  // in the other queues (generated UUIDv7 ids cannot collide).
+  const customIds = tasks.filter((t) => t.generatedId !== true);
+  const elsewhere = customIds.length > 0 ? await idsInOtherQueues(c, customIds) : new Set<string>();
+  // A repeat of an id within the batch is a conflict too, even when it names another queue.
+  const seen = new Set<string>();
+  const stored: number[] = [];
+  tasks.forEach((task, index) => {
+    // A generated id (UUIDv7) is new: only given ids can repeat.
+    if (task.generatedId === true) stored.push(index);
+    else if (elsewhere.has(task.id) || seen.has(task.id)) outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
+    else {
+      stored.push(index);
+      seen.add(task.id);
+    }
+  });
+  if (stored.length === 0) return outcomes;
+  // Smaller calls than other scripts take, each sent as soon as it is encoded: Redis stores one
+  // while this process encodes the next (bulk enqueue in batches of 1,000: ~70k → ~85k tasks/s in a warm process).
+  const chunks = chunksByQueue(tasks, stored, ENQUEUE_CALL);
+  c.register(new Set(chunks.map(([queue]) => queue)));
+  const sent: Promise<unknown>[] = [];
+  const order: number[][] = [];
+  for (const [queue, indexes] of chunks) {
+    const extraKeys: string[] = [];
+    // Plain tasks (queued now, no unique key) need 3 fields each, the others 7 (lua/enqueue.lua).
+    const plain = indexes.every((index) => tasks[index].uniqueKey === null && tasks[index].delay === null && tasks[index].runAt === null);
+    const args: (string | number)[] = [indexes.length, plain ? 3 : 7];
+    for (const index of indexes) {
+      const task = tasks[index];
+      if (plain) {
+        args.push(task.id, encodeRecordFragment(task), task.payload);
+        continue;
+      }
+      let uniqueIndex = 0;
+      if (task.uniqueKey !== null) {
+        extraKeys.push(c.keys.unique(queue, task.uniqueKey));
+        uniqueIndex = scriptKeyNames('enqueue').length + extraKeys.length;
+      }
+      args.push(
+        task.id, encodeRecordFragment(task), task.payload, task.delay ?? -1, task.runAt ?? -1, uniqueIndex, task.uniqueFor ?? 0,
+      );
+    }
+    sent.push(c.runScript('enqueue', queue, args, extraKeys));
+    order.push(indexes);
+  }
+  const replies = (await Promise.all(sent)) as string[][];
+  replies.forEach((reply, q) => {
+    order[q].forEach((index, i) => {
+      const task = tasks[index];
+      const status = reply[i];
+      if (status === 'queued' || status === 'scheduled') {
+        outcomes[index] = { ok: true, info: { id: task.id, type: task.type, queue: task.queue, state: status } };
+      } else if (status === 'id') {
+        outcomes[index] = { ok: false, id: task.id, reason: 'id-conflict' };
+      } else {
+        outcomes[index] = { ok: false, id: task.id, reason: 'unique-conflict', holder: status.slice(2) };
+      }
+    });
+  });
+  return outcomes;
+}
+
+/** Custom ids that already exist in a queue other than the task's own. */
+async function idsInOtherQueues(c: RedisConnection, tasks: NewTask[]): Promise<Set<string>> {
+  const queues = await c.call(() => c.redis.smembers(c.keys.queues));
+  const checks: { id: string }[] = [];
+  const pipeline = c.redis.pipeline();
+  for (const task of tasks) {
+    for (const queue of queues) {
+      if (queue === task.queue) continue;
+      pipeline.hexists(c.keys.queueKey(queue, 'meta'), task.id);
+      checks.push({ id: task.id });
+    }
+  }
+  if (checks.length === 0) return new Set();
+  const replies = (await c.call(() => pipeline.exec())) ?? [];
+  return new Set(checks.filter((_, i) => replies[i]?.[1] === 1).map((check) => check.id));
+}

@@ -1,0 +1,134 @@
+/** Reading: queues, their counts and stats, task listings and records. */
+import type { TaskRecord, TaskState } from '../../core/task.js';
+import type { DailyStat, MinuteStat, QueueInfo, TaskPage } from '../contract.js';
+import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
+import { countWithin, dayString, emptyCounts, MAX_STAT_DAYS, MAX_STAT_MINUTES } from '../shared.js';
+import { decodeRecord, readableMeta } from './codec.js';
+import type { RedisConnection } from './connection.js';
+
+/** The states whose tasks a queue holds in a sorted set (queued ones are in a list). */
+const ZSET_STATES = ['scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled'] as const;
+
+async function queueNames(c: RedisConnection): Promise<string[]> {
+  return (await c.call(() => c.redis.smembers(c.keys.queues))).sort();
+}
+
+export async function findQueue(c: RedisConnection, id: string): Promise<string | null> {
+  const queues = await queueNames(c);
+  if (queues.length === 0) return null;
+  const pipeline = c.redis.pipeline();
+  for (const q of queues) pipeline.hexists(c.keys.queueKey(q, 'meta'), id);
+  const replies = (await c.call(() => pipeline.exec())) ?? [];
+  const index = replies.findIndex((r) => r[1] === 1);
+  return index < 0 ? null : queues[index];
+}
+
+export async function listQueues(c: RedisConnection): Promise<QueueInfo[]> {
+  const names = await queueNames(c);
+  const infos = await Promise.all(names.map((name) => getQueue(c, name)));
+  return infos.filter((info): info is QueueInfo => info !== null);
+}
+
+export async function getQueue(c: RedisConnection, queue: string): Promise<QueueInfo | null> {
+  const known = await c.call(() => c.redis.sismember(c.keys.queues, queue));
+  if (known !== 1) return null;
+  const r = (await c.runScript('queue-info', queue, [])) as number[];
+  const counts = emptyCounts();
+  counts.queued = r[0];
+  counts.scheduled = r[1];
+  counts.running = r[2];
+  counts.retrying = r[3];
+  counts.completed = r[4];
+  counts.dead = r[5];
+  counts.cancelled = r[6];
+  const bound = (n: number) => (n < 0 ? null : n);
+  return {
+    name: queue, paused: r[7] === 1, keep: { completed: bound(r[12]), dead: bound(r[13]), cancelled: bound(r[14]) },
+    counts, processed: r[8], failed: r[9], latency: r[10] < 0 ? 0 : Math.max(0, r[11] - r[10]),
+  };
+}
+
+export async function listTasks(c: RedisConnection, queue: string, state: TaskState, page: { limit?: number; cursor?: string } = {}): Promise<TaskPage> {
+  const limit = pageLimit(page.limit);
+  // The position is an offset into the state's list or zset.
+  const [offset] = decodeCursor(page.cursor, queue, state, isOffset) ?? [0];
+  const key = c.keys.queueKey(queue, state);
+  let ids: string[];
+  if (state === 'queued') {
+    // Oldest first: the oldest task is at the right end of the list.
+    ids = (await c.call(() => c.redis.lrange(key, -(offset + limit), -(offset + 1)))).reverse();
+  } else if (state === 'completed' || state === 'dead' || state === 'cancelled') {
+    ids = await c.call(() => c.redis.zrevrange(key, offset, offset + limit - 1));
+  } else {
+    ids = await c.call(() => c.redis.zrange(key, offset, offset + limit - 1));
+  }
+  const tasks = await loadRecords(c, queue, ids, state);
+  return { tasks, nextCursor: ids.length < limit ? null : encodeCursor(queue, state, [offset + ids.length]) };
+}
+
+/** The records of tasks of a queue, in order; `listed`: the state they were listed in, when known. */
+async function loadRecords(c: RedisConnection, queue: string, ids: string[], listed: TaskState | null = null): Promise<TaskRecord[]> {
+  if (ids.length === 0) return [];
+  const k = (name: 'meta' | 'payload' | 'result' | 'attempts' | 'logs') => c.keys.queueKey(queue, name);
+  const replies =
+    (await c.call(() =>
+      c.redis
+        .pipeline()
+        .hmget(k('meta'), ...ids)
+        .hmget(k('payload'), ...ids)
+        .hmget(k('result'), ...ids)
+        .hmget(k('attempts'), ...ids)
+        .hmget(k('logs'), ...ids)
+        .exec(),
+    )) ?? [];
+  const [metas, payloads, results, attempts, logs] = replies.map((r) => r[1] as (string | null)[]);
+  const records: TaskRecord[] = [];
+  for (const [i, id] of ids.entries()) {
+    const meta = metas[i];
+    if (!meta) continue;
+    // A corrupt record does not say its state; the structure that holds the id does.
+    const state = listed ?? (readableMeta(meta) ? null : await storedState(c, queue, id));
+    records.push(decodeRecord(queue, id, meta, { payload: payloads[i], result: results[i], attempts: attempts[i], logs: logs[i] }, state));
+  }
+  return records;
+}
+
+/** The state whose list or set holds a task id, or null. */
+async function storedState(c: RedisConnection, queue: string, id: string): Promise<TaskState | null> {
+  const pipeline = c.redis.pipeline().lpos(c.keys.queueKey(queue, 'queued'), id);
+  for (const state of ZSET_STATES) pipeline.zscore(c.keys.queueKey(queue, state), id);
+  const replies = (await c.call(() => pipeline.exec())) ?? [];
+  if (replies[0]?.[1] !== null && replies[0]?.[1] !== undefined) return 'queued';
+  const at = replies.slice(1).findIndex((r) => r[1] !== null && r[1] !== undefined);
+  return at < 0 ? null : ZSET_STATES[at];
+}
+
+export async function getTask(c: RedisConnection, id: string): Promise<TaskRecord | null> {
+  const queue = await findQueue(c, id);
+  if (queue === null) return null;
+  const [record] = await loadRecords(c, queue, [id]);
+  return record ?? null;
+}
+
+export async function dailyStats(c: RedisConnection, queue: string, days: number): Promise<DailyStat[]> {
+  countWithin('days', days, MAX_STAT_DAYS);
+  const today = Math.floor((await c.now()) / 86_400_000);
+  const dayNumbers = Array.from({ length: days }, (_, i) => today - days + 1 + i);
+  const fields = dayNumbers.flatMap((d) => [`pd:${d}`, `fd:${d}`]);
+  const values = await c.call(() => c.redis.hmget(c.keys.queueKey(queue, 'stats'), ...fields));
+  return dayNumbers.map((d, i) => ({ day: dayString(d), processed: Number(values[2 * i] ?? 0), failed: Number(values[2 * i + 1] ?? 0) }));
+}
+
+export async function minuteStats(c: RedisConnection, queue: string, minutes: number): Promise<MinuteStat[]> {
+  countWithin('minutes', minutes, MAX_STAT_MINUTES);
+  const current = Math.floor((await c.now()) / 60_000);
+  const numbers = Array.from({ length: minutes }, (_, i) => current - minutes + 1 + i);
+  const fields = numbers.flatMap((m) => [`pm:${m}`, `fm:${m}`]);
+  const values = await c.call(() => c.redis.hmget(c.keys.queueKey(queue, 'stats'), ...fields));
+  return numbers.map((m, i) => ({ at: m * 60_000, processed: Number(values[2 * i] ?? 0), failed: Number(values[2 * i + 1] ?? 0) }));
+}
+
+/** A listing offset (Redis takes 64-bit indexes: any safe integer is one). */
+function isOffset(position: unknown[]): position is [number] {
+  return position.length === 1 && Number.isSafeInteger(position[0]) && (position[0] as number) >= 0;
+}

@@ -1,0 +1,68 @@
+/**
+ * An operator's actions: pausing and resuming a queue, its keep bounds, and run, archive,
+ * delete, cancel of one task (lua/operate.lua) or of a queue's tasks in one state (operate-all.lua).
+ */
+import { TasklineError } from '../../core/errors.js';
+import { validateQueueName } from '../../core/options.js';
+import { DEFAULT_RETENTION, KEPT_STATES, type BulkState, type QueueKeep } from '../contract.js';
+import { operationError, validateQueueKeep } from '../shared.js';
+import type { RedisConnection } from './connection.js';
+import { findQueue } from './inspect.js';
+
+/** Tasks one operate-all call looks at. */
+const BULK_LIMIT = 500;
+
+export type Action = 'run' | 'archive' | 'delete' | 'cancel';
+
+export async function pauseQueue(c: RedisConnection, queue: string): Promise<void> {
+  c.register([queue]);
+  await c.call(() => c.redis.set(c.keys.queueKey(queue, 'paused'), '1'));
+}
+
+export async function resumeQueue(c: RedisConnection, queue: string): Promise<void> {
+  await c.call(() => c.redis.multi().del(c.keys.queueKey(queue, 'paused')).zadd(c.keys.queueKey(queue, 'marker'), 0, '1').exec());
+}
+
+export async function setQueueKeep(c: RedisConnection, queue: string, keep: Partial<QueueKeep>): Promise<QueueKeep> {
+  validateQueueName(queue);
+  const bounds = validateQueueKeep(keep);
+  const key = c.keys.queueKey(queue, 'keep');
+  const set = Object.entries(bounds).filter(([, n]) => n !== null);
+  const cleared = Object.entries(bounds).filter(([, n]) => n === null).map(([state]) => state);
+  // The queue is registered in the same transaction: its bounds never exist without it.
+  const multi = c.redis.multi().sadd(c.keys.queues, queue);
+  if (set.length > 0) multi.hset(key, Object.fromEntries(set));
+  if (cleared.length > 0) multi.hdel(key, ...cleared);
+  multi.hmget(key, ...KEPT_STATES);
+  const replies = await c.call(() => multi.exec());
+  if (!replies) throw new TasklineError('TL_STORE_UNAVAILABLE', `setting the keep bounds of queue ${queue}: the transaction was aborted`);
+  const failed = replies.find(([error]) => error);
+  if (failed) throw failed[0] as Error;
+  c.registered.add(queue);
+  const now = replies[replies.length - 1][1] as (string | null)[];
+  return Object.fromEntries(KEPT_STATES.map((state, i) => [state, now[i] === null ? null : Number(now[i])])) as QueueKeep;
+}
+
+/** Applies an action to one task. Returns 'ok' or 'requested' (a running task's cancel). */
+export async function operateTask(c: RedisConnection, id: string, action: Action): Promise<string> {
+  const queue = await findQueue(c, id);
+  if (queue === null) throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
+  const reply = String(await c.runScript('operate', queue, [action, id, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled]));
+  if (reply === 'missing') throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
+  if (reply.startsWith('invalid:')) throw operationError(action, id, reply.slice(8));
+  return reply;
+}
+
+/** Applies an action to every task of a queue in one state that accepts it; returns how many. */
+export async function operateAll(c: RedisConnection, queue: string, state: BulkState, action: Exclude<Action, 'cancel'>): Promise<number> {
+  let total = 0;
+  // Each batch is one atomic script; tasks that cannot take the action stay where they are,
+  // so stop when a batch changed nothing.
+  for (;;) {
+    const [done, seen] = (await c.runScript('operate-all', queue, [
+      action, state, BULK_LIMIT, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled,
+    ])) as [number, number];
+    total += done;
+    if (seen < BULK_LIMIT || done === 0) return total;
+  }
+}
