@@ -284,13 +284,15 @@ export interface Backend extends ScheduleStore, LockStore {
    * lowered bound go at the next finish in that state or janitor pass (cleanup), in batches.
    */
   setQueueKeep(queue: string, keep: Partial<QueueKeep>): Promise<QueueKeep>;
-  /** queued/scheduled/retrying → cancelled; running → cancel requested (the handler's signal aborts). */
+  // The states each of cancel, run, archive and delete takes are core/transitions.ts's table
+  // (ACCEPTED_STATES); a task in another state throws TL_INVALID_STATE, or, in bulk, is left alone.
+  /** → cancelled; a running task gets a cancel request instead (REQUEST_STATES: the handler's signal aborts). */
   cancelTask(id: string): Promise<'cancelled' | 'cancel-requested'>;
-  /** dead/scheduled/retrying/cancelled → queued. */
+  /** → queued; a dead or cancelled task starts again with all its retries. */
   runTask(id: string): Promise<void>;
-  /** queued/scheduled/retrying → dead. */
+  /** → dead. */
   archiveTask(id: string): Promise<void>;
-  /** Deletes a task that is not running. */
+  /** Deletes the task. */
   deleteTask(id: string): Promise<void>;
   runAll(queue: string, state: BulkState): Promise<number>;
   archiveAll(queue: string, state: BulkState): Promise<number>;

@@ -2,6 +2,7 @@
 import { TasklineError } from '../core/errors.js';
 import { malformedStringPath, quote, wholeNumber } from '../core/validate.js';
 import { TASK_STATES, type AttemptRecord, type NewTask, type TaskState } from '../core/task.js';
+import { acceptedStatesText, type OperatorAction } from '../core/transitions.js';
 import type { ScheduleDefinition } from '../core/schedule.js';
 import { KEPT_STATES, MAX_KEEP, type KeptState, type QueueKeep, type SchedulerInstance, type WorkerInfo } from './contract.js';
 
@@ -70,17 +71,11 @@ export function dayString(dayNumber: number): string {
   return new Date(dayNumber * 86_400_000).toISOString().slice(0, 10);
 }
 
-const ACCEPTED_FROM: Record<string, string> = {
-  run: 'dead, scheduled, retrying or cancelled',
-  archive: 'queued, scheduled or retrying',
-  delete: 'any state but running',
-  cancel: 'queued, scheduled, retrying or running',
-};
-
-export function operationError(action: string, id: string, state: string): TasklineError {
+/** TL_INVALID_STATE for an action refused by a task's state, naming the states it takes (core/transitions.ts). */
+export function operationError(action: OperatorAction, id: string, state: string): TasklineError {
   return new TasklineError(
     'TL_INVALID_STATE',
-    `cannot ${action} task ${id}: it is ${state}; ${action} works on a task that is ${ACCEPTED_FROM[action] ?? 'in another state'}`,
+    `cannot ${action} task ${id}: it is ${state}; ${action} works on a task that is ${acceptedStatesText(action)}`,
   );
 }
 

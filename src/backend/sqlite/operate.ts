@@ -1,16 +1,18 @@
 /**
  * Operator transitions on one task or on all tasks of a queue in one state: run (again),
- * archive (to the dead letter), delete, cancel. Each says which states it accepts; a task in
- * another state is refused with TL_INVALID_STATE (single) or left alone (bulk).
+ * archive (to the dead letter), delete, cancel. Which states each takes is core/transitions.ts's
+ * table; a task in another state is refused with TL_INVALID_STATE (single) or left alone (bulk).
  */
 import { TasklineError } from '../../core/errors.js';
 import type { TaskState } from '../../core/task.js';
+import { accepts, isRequest, type OperatorAction } from '../../core/transitions.js';
 import type { BulkState } from '../contract.js';
 import { operationError } from '../shared.js';
 import { finishTask, queueTask } from './lifecycle.js';
 import { deleteTaskRows, type Transition } from './transition.js';
 
-export type Action = 'run' | 'archive' | 'delete' | 'cancel';
+/** core/transitions.ts's OperatorAction, by the name the SQLite backend uses. */
+export type Action = OperatorAction;
 type Outcome = 'ok' | 'requested' | { invalid: TaskState };
 
 interface OperatedRow {
@@ -20,9 +22,9 @@ interface OperatedRow {
   last_error: string | null;
 }
 
-const OPERATIONS: Record<Action, (t: Transition, task: OperatedRow) => Outcome> = {
+/** Each action's work on a task in a state it takes (checked by operate). */
+const OPERATIONS: Record<Action, (t: Transition, task: OperatedRow) => 'ok' | 'requested'> = {
   run(t, task) {
-    if (task.state !== 'dead' && task.state !== 'scheduled' && task.state !== 'retrying' && task.state !== 'cancelled') return { invalid: task.state };
     if (task.state === 'dead' || task.state === 'cancelled') {
       // A fresh start: all its retries again.
       t.run('UPDATE tasks SET attempt = 0, finished_at = NULL, cancel_requested = 0 WHERE id = ?', task.id);
@@ -32,32 +34,35 @@ const OPERATIONS: Record<Action, (t: Transition, task: OperatedRow) => Outcome> 
     return 'ok';
   },
   archive(t, task) {
-    if (task.state !== 'queued' && task.state !== 'scheduled' && task.state !== 'retrying') return { invalid: task.state };
     finishTask(t, task.id, task.queue, 'dead');
     return 'ok';
   },
   delete(t, task) {
-    if (task.state === 'running') return { invalid: task.state };
     deleteTaskRows(t, task.id, task.queue, task.state);
     return 'ok';
   },
   cancel(t, task) {
-    if (task.state === 'running') {
+    if (isRequest('cancel', task.state)) {
       t.run('UPDATE tasks SET cancel_requested = 1 WHERE id = ?', task.id);
       t.emitCancelRequested(task.queue, task.id);
       return 'requested';
     }
-    if (task.state !== 'queued' && task.state !== 'scheduled' && task.state !== 'retrying') return { invalid: task.state };
     finishTask(t, task.id, task.queue, 'cancelled', task.last_error ?? 'cancelled by operator');
     return 'ok';
   },
 };
 
+/** Applies an action to a task if its state is one the action takes. */
+function operate(t: Transition, task: OperatedRow, action: Action): Outcome {
+  if (!accepts(action, task.state)) return { invalid: task.state };
+  return OPERATIONS[action](t, task);
+}
+
 /** Applies an operator's action to one task. Throws TL_TASK_NOT_FOUND or TL_INVALID_STATE. */
 export function operateTask(t: Transition, id: string, action: Action): 'ok' | 'requested' {
   const task = t.get<OperatedRow>('SELECT id, queue, state, last_error FROM tasks WHERE id = ?', id);
   if (!task) throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
-  const outcome = OPERATIONS[action](t, task);
+  const outcome = operate(t, task, action);
   if (typeof outcome === 'object') throw operationError(action, id, outcome.invalid);
   return outcome;
 }
@@ -77,7 +82,7 @@ export function operateBatch(t: Transition, queue: string, state: BulkState, act
   );
   let done = 0;
   for (const task of tasks) {
-    if (typeof OPERATIONS[action](t, task) !== 'object') done += 1;
+    if (typeof operate(t, task, action) !== 'object') done += 1;
   }
   return { done, seen: tasks.length };
 }
