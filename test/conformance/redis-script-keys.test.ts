@@ -1,48 +1,75 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { luaKeyName, SCRIPT_KEYS, type ScriptName } from '../../src/backend/redis/scripts.js';
+import {
+  helpersFor, LIB_FILES, luaKeyName, namesUsed, parseLua, readHelpers, readLua, withoutComments,
+} from '../../src/backend/redis/lua-source.js';
+import { SCRIPT_KEYS, SCRIPT_NAMES, scriptKeyNames, scriptSource, type ScriptName } from '../../src/backend/redis/scripts.js';
 
-// A hot script receives only the queue keys listed for it in SCRIPT_KEYS; a key it touches but
-// does not receive would be nil in Lua (and undeclared for Redis Cluster). This reads the Lua
-// sources and checks that every K_ local a script uses — itself or through the _lib.lua
-// functions it calls, transitively — is in its list. (ZSET_OF[state] is dynamic: the conformance
-// suite covers those paths.)
-const dir = new URL('../../src/backend/redis/lua/', import.meta.url);
-/** Lua source without its comments (a comment naming a function is not a call). */
-const read = (file: string) => readFileSync(new URL(file, dir), 'utf8').replace(/--.*$/gm, '');
-const lib = read('_lib.lua');
-
-/** _lib.lua's functions: name → source text up to the next top-level function. */
-function libFunctions(): Map<string, string> {
-  const functions = new Map<string, string>();
-  const starts = [...lib.matchAll(/^(?:local )?function ([A-Za-z_.]+)\(/gm)];
-  starts.forEach((match, i) => {
-    const end = i + 1 < starts.length ? starts[i + 1].index : lib.length;
-    functions.set(match[1], lib.slice(match.index, end));
-  });
-  return functions;
-}
-
-function keysUsed(source: string, functions: Map<string, string>, seen = new Set<string>()): Set<string> {
-  const used = new Set(source.match(/\bK_[A-Z_]+\b/g) ?? []);
-  for (const [name, body] of functions) {
-    if (seen.has(name)) continue;
-    const called = name.startsWith('OPERATIONS.') ? source.includes('OPERATIONS[') || source.includes(name) : new RegExp(`\\b${name}\\(`).test(source);
-    if (!called) continue;
-    seen.add(name);
-    for (const key of keysUsed(body, functions, seen)) used.add(key);
-  }
-  return used;
-}
+// The checks read the Lua sources with the loader's own parser (lua-source.ts).
+const helpers = readHelpers();
 
 describe('Redis scripts receive every queue key they touch', () => {
-  const functions = libFunctions();
+  // A hot script receives only the queue keys listed for it in SCRIPT_KEYS; a key it touches but
+  // does not receive would be nil in Lua (and undeclared for Redis Cluster). Every K_ local a
+  // script uses — itself or through the helpers it calls, transitively — must be in its list.
+  // (ZSET_OF[state] is dynamic: the conformance suite covers those paths.)
   for (const [name, keys] of Object.entries(SCRIPT_KEYS) as [ScriptName, string[]][]) {
     it(name, () => {
-      const source = read(`${name}.lua`);
+      const body = readLua(`${name}.lua`);
+      const code = [body, ...helpersFor(helpers, body).filter((b) => !b.defines.includes('ZSET_OF')).map((b) => b.text)];
+      const used = new Set(code.flatMap((text) => withoutComments(text).match(/\bK_[A-Z_]+\b/g) ?? []));
       const declared = new Set(keys.map((k) => luaKeyName(k as never)));
-      const missing = [...keysUsed(source, functions)].filter((k) => !declared.has(k));
-      expect(missing).toEqual([]);
+      expect([...used].filter((k) => !declared.has(k))).toEqual([]);
     });
   }
+});
+
+describe('the Lua helpers', () => {
+  it('use only helpers defined before them (a Lua local is not visible before its definition)', () => {
+    const defined = new Set(helpers.flatMap((b) => b.defines));
+    const seen = new Set<string>();
+    const early: string[] = [];
+    for (const block of helpers) {
+      for (const name of block.defines) seen.add(name);
+      for (const name of namesUsed(block.text, defined)) if (!seen.has(name)) early.push(`${block.file}: ${block.defines[0]} uses ${name}`);
+    }
+    expect(early).toEqual([]);
+  });
+
+  it('are each defined once', () => {
+    const names = helpers.flatMap((b) => (b.defines[0] === 'OPERATIONS' && !b.text.includes('local OPERATIONS') ? [] : b.defines));
+    expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
+  });
+
+  it('are each used by some script', () => {
+    const used = new Set(SCRIPT_NAMES.flatMap((name) => helpersFor(helpers, readLua(`${name}.lua`)).flatMap((b) => b.defines)));
+    expect(helpers.flatMap((b) => b.defines).filter((n) => !used.has(n))).toEqual([]);
+  });
+
+  it('each file opens with a head saying what it holds', () => {
+    for (const file of LIB_FILES) expect(parseLua(file, readLua(`lib/${file}.lua`)).head, file).toMatch(/^-- \S/);
+  });
+});
+
+describe('each script as Redis receives it', () => {
+  it('starts with the clock, then the KEYS it receives, generated from its key list', () => {
+    for (const name of Object.keys(SCRIPT_KEYS) as ScriptName[]) {
+      const source = scriptSource(name);
+      const listed = scriptKeyNames(name).map((key, i) => `${i + 1} ${key}`).join(', ');
+      expect(source, name).toContain(`-- KEYS ${listed};`);
+      scriptKeyNames(name).forEach((key, i) => expect(source).toContain(`local ${luaKeyName(key)} = KEYS[${i + 1}]`));
+    }
+  });
+
+  it('says in its header what each fixed ARGV it reads is', () => {
+    // The ARGV a script reads at a fixed position, beyond the three every queue script takes,
+    // are each named in the comment header of its file ("ARGV 4 limit, 5 …").
+    for (const name of SCRIPT_NAMES) {
+      const body = readLua(`${name}.lua`);
+      const header = body.split('\n').filter((line) => line.startsWith('--')).join('\n');
+      const read = [...withoutComments(body).matchAll(/ARGV\[(\d+)\]/g)].map((m) => Number(m[1]));
+      const named = new Set([...header.matchAll(/\b(\d+) [a-z]/g)].map((m) => Number(m[1])));
+      const floor = (SCRIPT_NAMES.indexOf(name) < SCRIPT_NAMES.indexOf('schedule-save') ? 4 : 2);
+      expect(read.filter((n) => n >= floor && !named.has(n)), name).toEqual([]);
+    }
+  });
 });

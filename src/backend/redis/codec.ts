@@ -1,4 +1,4 @@
-/** Encoding of task records in Redis: a compact JSON object with short field names (lua/_lib.lua). */
+/** Encoding of task records in Redis: a compact JSON object with short field names (lua/lib/queue.lua). */
 import { isTaskState, type AttemptRecord, type BackoffSpec, type NewTask, type TaskLinks, type TaskLogLine, type TaskRecord, type TaskState } from '../../core/task.js';
 import type { ClaimedTask } from '../contract.js';
 import { normalizeAttempt, noteUnreadable, parseStoredJson, parseStoredObject } from '../shared.js';
@@ -83,7 +83,7 @@ function objectOrEmpty<T extends object>(value: T | undefined): T {
 
 /**
  * A claimed task from the claim's reply: its running record, or, for a first attempt, the record
- * as it was queued (the claim's time `now` is then its start; lua/_lib.lua claim_batch).
+ * as it was queued (the claim's time `now` is then its start; lua/lib/claim-batch.lua).
  */
 export function decodeClaimed(queue: string, id: string, rawMeta: string, payload: string, token: string, leaseMs: number, now: number): ClaimedTask {
   const m = JSON.parse(rawMeta) as StoredMeta;

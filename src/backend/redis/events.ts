@@ -91,7 +91,7 @@ function parseEvent(message: string): BackendEvent | null {
   return null;
 }
 
-/** A batch of lifecycle lines (lua/_lib.lua note_lifecycle): kind, queue, id, type, detail. */
+/** A batch of lifecycle lines (lua/lib/events.lua note_lifecycle): kind, queue, id, type, detail. */
 function parseLifecycle(message: string): LifecycleEvent[] {
   const events: LifecycleEvent[] = [];
   for (const line of message.split('\n')) {

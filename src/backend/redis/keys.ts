@@ -1,6 +1,24 @@
 /** Key names of the Redis backend. All keys of one queue share the hash tag `{prefix:queue}`. */
 
-/** The per-queue keys, in the order a Lua script receives them when it takes all (see lua/_lib.lua and SCRIPT_KEYS in scripts.ts). */
+/**
+ * The per-queue keys, in the order a Lua script receives them when it takes all (a hot script
+ * takes only its SCRIPT_KEYS, scripts.ts); in Lua each is the local K_<NAME> (lua/lib/queue.lua).
+ * - meta      hash   id -> task record (JSON, short field names: codec.ts)
+ * - payload   hash   id -> payload (JSON text)
+ * - queued    list   ids; LPUSH to enqueue, RPOP to claim (oldest first)
+ * - scheduled, retrying  zset  id -> due time;  running  zset  id -> lease expiry
+ * - completed, dead, cancelled  zset  id -> end of retention
+ * - paused    string, present while the queue is paused
+ * - marker    zset   one member; a blocked worker wakes when it is added
+ * - stats     hash   processed/failed totals and per-day/per-minute counters
+ * - result, attempts, logs  hash  id -> result JSON, attempt records array, log lines array
+ * - seq       string counter for lease tokens
+ * - cancel    set    ids of running tasks an operator asked to cancel
+ * - fires     hash   fire id -> fire record (JSON) of the schedules enqueueing here
+ * - firefloor hash   schedule id -> nominal time up to which fire records were pruned;
+ *                    run:<schedule id> -> the task of its latest run (lua/fire.lua)
+ * - keep      hash   completed/dead/cancelled -> most tasks of that state kept (setQueueKeep)
+ */
 export const QUEUE_KEY_NAMES = [
   'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled',
   'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor', 'keep',
@@ -78,12 +96,12 @@ export class RedisKeys {
     return `${this.prefix}:events`;
   }
 
-  /** Pub/sub channel of enqueued/started/retrying events (lua/_lib.lua derives it from `events`). */
+  /** Pub/sub channel of enqueued/started/retrying events (lua/lib/events.lua derives it from `events`). */
   get lifecycle(): string {
     return `${this.events}:lifecycle`;
   }
 
-  /** Pub/sub channel of cancel requests for running tasks (lua/_lib.lua derives it from `events`). */
+  /** Pub/sub channel of cancel requests for running tasks (lua/lib/operations.lua derives it from `events`). */
   get cancels(): string {
     return `${this.events}:cancel`;
   }

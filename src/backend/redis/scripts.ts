@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { QUEUE_KEY_NAMES, type QueueKeyName } from './keys.js';
+import { assemblePlainScript, assembleQueueScript, readHelpers } from './lua-source.js';
 
-/** Scripts on the keys of one queue: they get the clock prelude and the queue prelude (_lib.lua). */
+/** Scripts on the keys of one queue: they get the clock, their key binding and the helpers of lua/lib/ they use (lua-source.ts). */
 const QUEUE_SCRIPTS = [
   'enqueue', 'claim', 'ack', 'ack-claim', 'renew', 'recover', 'forward', 'cleanup', 'operate', 'operate-all', 'progress', 'queue-info',
   'fire', 'fire-history',
@@ -15,7 +15,7 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 /**
  * The queue keys a hot script receives, in this order as KEYS[1..n] (its extra keys follow):
- * exactly the keys it and the _lib.lua functions it calls touch, so each call declares every key
+ * exactly the keys it and the lua/lib/ helpers it calls touch, so each call declares every key
  * it uses and carries no others (a one-task enqueue sends 5 keys instead of 20). Scripts not
  * listed receive all of QUEUE_KEY_NAMES in that order. test/conformance/redis-script-keys.test.ts
  * checks the lists against the Lua sources.
@@ -39,84 +39,25 @@ export function scriptKeyNames(name: ScriptName): readonly QueueKeyName[] {
   return SCRIPT_KEYS[name] ?? QUEUE_KEY_NAMES;
 }
 
-/** The Lua local of a queue key: meta → K_META, firefloor → K_FIRE_FLOOR. */
-export function luaKeyName(name: QueueKeyName): string {
-  return name === 'firefloor' ? 'K_FIRE_FLOOR' : `K_${name.toUpperCase()}`;
-}
-
-/** Binds every K_ local of _lib.lua: to its KEYS slot when the script receives it, else nil. */
-function keyBinding(name: ScriptName): string {
-  const names = scriptKeyNames(name);
-  const bindings = QUEUE_KEY_NAMES.map((key) => {
-    const index = names.indexOf(key);
-    return `local ${luaKeyName(key)} = ${index >= 0 ? `KEYS[${index + 1}]` : 'nil'}`;
-  });
-  // Script-specific keys (a schedule's fire history) follow the queue keys.
-  bindings.push(`local FIRST_EXTRA_KEY = ${names.length + 1}`);
-  return bindings.join('\n');
-}
-
 interface LoadedScript {
   source: string;
   sha: string;
 }
 
-/** One top-level definition of _lib.lua: a local function, a local value or a method of a table. */
-interface LibBlock {
-  /** The names it defines (a method of a table defines the table's name). */
-  defines: string[];
-  text: string;
-}
-
-const BLOCK_START = /^(?:local function (\w+)|function (\w+)\.\w+|local ([\w, ]+?) =)/;
-
-/** Splits _lib.lua into its top-level definitions (each runs to the next one). */
-export function parseLib(source: string): { head: string; blocks: LibBlock[] } {
-  const head: string[] = [];
-  const blocks: LibBlock[] = [];
-  for (const line of source.split('\n')) {
-    const start = BLOCK_START.exec(line);
-    if (start) blocks.push({ defines: (start[1] ?? start[2] ?? start[3]).split(',').map((n) => n.trim()), text: line });
-    else if (blocks.length > 0) blocks[blocks.length - 1].text += `\n${line}`;
-    else head.push(line);
-  }
-  return { head: head.join('\n'), blocks };
-}
-
-/**
- * The part of _lib.lua a script uses: the definitions it names, and the ones those name, in
- * file order. Redis runs a script's whole body on every call, so each unused function would
- * cost a closure per call (the full prelude took ~15–30 µs per call on the 2-core bench box).
- */
-export function libFor(lib: { head: string; blocks: LibBlock[] }, body: string): string {
-  const names = new Set(lib.blocks.flatMap((b) => b.defines));
-  const used = (text: string) => new Set((text.replace(/--[^\n]*/g, '').match(/[A-Za-z_]\w*/g) ?? []).filter((w) => names.has(w)));
-  const needed = new Set<string>();
-  const pending = [...used(body)];
-  while (pending.length > 0) {
-    const name = pending.pop()!;
-    if (needed.has(name)) continue;
-    needed.add(name);
-    for (const block of lib.blocks) {
-      if (block.defines.includes(name)) pending.push(...used(block.text));
-    }
-  }
-  const kept = lib.blocks.filter((b) => b.defines.some((n) => needed.has(n)));
-  return [lib.head, ...kept.map((b) => b.text)].join('\n');
-}
-
 function loadScripts(): Map<ScriptName, LoadedScript> {
-  const dir = new URL('./lua/', import.meta.url);
-  const clock = readFileSync(new URL('_time.lua', dir), 'utf8');
-  const lib = parseLib(readFileSync(new URL('_lib.lua', dir), 'utf8'));
+  const helpers = readHelpers();
   const scripts = new Map<ScriptName, LoadedScript>();
   for (const name of SCRIPT_NAMES) {
-    const body = readFileSync(new URL(`${name}.lua`, dir), 'utf8');
-    const prelude = (QUEUE_SCRIPTS as readonly string[]).includes(name) ? `${clock}\n${keyBinding(name)}\n${libFor(lib, body)}` : clock;
-    const source = `${prelude}\n-- ${name}.lua\n${body}`;
+    const queue = (QUEUE_SCRIPTS as readonly string[]).includes(name);
+    const source = queue ? assembleQueueScript(name, scriptKeyNames(name), helpers) : assemblePlainScript(name);
     scripts.set(name, { source, sha: createHash('sha1').update(source).digest('hex') });
   }
   return scripts;
+}
+
+/** The source Redis receives for a script (what the loader sends; for tests and benchmarks). */
+export function scriptSource(name: ScriptName): string {
+  return SCRIPTS.get(name)!.source;
 }
 
 const SCRIPTS = loadScripts();

@@ -1,0 +1,47 @@
+-- Storing one new task: the transition of enqueue.lua and of fire.lua's runs.
+
+-- The type of a new task's record fragment, which starts with it as a JSON string
+-- ("t":"…","m":…; see codec.ts): read as text unless it holds an escape.
+local function fragment_type(fragment)
+  local plain = string.match(fragment, '^"t":"([^"\\]*)","m":')
+  if plain then return plain end
+  local type_json = string.match(fragment, '^"t":(".-"),"m":')
+  return type_json and decode_json(type_json) or ''
+end
+
+-- Stores one new task. Returns its state ('queued' | 'scheduled'), 'id' (the id exists) or
+-- 'u:<holder id>' (its unique key is held by an unfinished task).
+local function store_task(id, fragment, payload, delay, run_at, unique_key, unique_ttl)
+  if redis.call('HEXISTS', K_META, id) == 1 then return 'id' end
+  if unique_key then
+    -- The key holds '<holder id>\t<expiry>': the TTL is judged by the store clock (NOW); the PX
+    -- expiry only removes keys nobody looks at any more.
+    local value = redis.call('GET', unique_key)
+    if value then
+      local holder, expires = string.match(value, '^(.*)\t(%d+)$')
+      if not holder then holder = value end -- written before the expiry was stored
+      if expires == nil or tonumber(expires) > NOW then
+        local held = get_meta(holder)
+        if held and not FINISHED[held.s] then return 'u:' .. holder end
+      end
+    end
+    redis.call('SET', unique_key, id .. '\t' .. string.format('%d', NOW + tonumber(unique_ttl)), 'PX', unique_ttl)
+  end
+  local due = nil
+  if run_at >= 0 then due = run_at elseif delay > 0 then due = NOW + delay end
+  local record, state
+  if due and due > NOW then
+    record = '{"s":"scheduled","c":' .. NOW .. ',"n":' .. due .. ',' .. fragment .. '}'
+    redis.call('ZADD', K_SCHEDULED, due, id)
+    state = 'scheduled'
+  else
+    record = '{"s":"queued","c":' .. NOW .. ',"e":' .. NOW .. ',' .. fragment .. '}'
+    redis.call('LPUSH', K_QUEUED, id)
+    state = 'queued'
+  end
+  redis.call('HSET', K_META, id, record)
+  redis.call('HSET', K_PAYLOAD, id, payload)
+  wake_workers()
+  if heard().lifecycle then note_lifecycle('e', id, fragment_type(fragment), state) end
+  return state
+end
