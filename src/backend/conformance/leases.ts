@@ -3,7 +3,7 @@
  * leases, forwarding due tasks, waiting for work, progress and log lines.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF } from '../../core/backoff.js';
+import { DEFAULT_BACKOFF, JITTER_FRACTION } from '../../core/backoff.js';
 import { MAX_LOG_LINES } from '../shared.js';
 import {
   ackOk, claimOne, claimTask, completeAck, enqueueOne, HOUR, LEASE_MS, newTask, retryAck, timed, useStore, WORKER, type OpenStore,
@@ -106,7 +106,7 @@ export function leaseConformance(openStore: OpenStore): void {
       expect(record.attempts[0].finishedAt).toBeLessThanOrEqual(after);
       const base = DEFAULT_BACKOFF.type === 'exponential' ? DEFAULT_BACKOFF.base : 0;
       expect(record.nextRunAt).toBeGreaterThanOrEqual(before + base);
-      expect(record.nextRunAt).toBeLessThanOrEqual(after + Math.round(base * 1.25));
+      expect(record.nextRunAt).toBeLessThanOrEqual(after + Math.round(base * (1 + JITTER_FRACTION)));
       expect(await backend.getQueue('default')).toMatchObject({ counts: { running: 0, retrying: 1 }, processed: 1, failed: 1 });
     });
 

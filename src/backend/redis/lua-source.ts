@@ -9,6 +9,7 @@
  * 2-core bench box): only the helpers a script names, and those they name, go in.
  */
 import { readFileSync } from 'node:fs';
+import { ACCEPTED_STATES, OPERATOR_ACTIONS, REQUEST_STATES } from '../../core/transitions.js';
 import { QUEUE_KEY_NAMES, type QueueKeyName } from './keys.js';
 
 /**
@@ -116,9 +117,33 @@ export function readLua(path: string): string {
   return readFileSync(new URL(path, LUA_DIR), 'utf8');
 }
 
-/** Every helper of lib/, in definition order. */
+/** Every helper of lib/, in definition order, after the generated ones. */
 export function readHelpers(): LuaBlock[] {
-  return LIB_FILES.flatMap((file) => parseLua(file, readLua(`lib/${file}.lua`)).blocks);
+  return [...generatedHelpers(), ...LIB_FILES.flatMap((file) => parseLua(file, readLua(`lib/${file}.lua`)).blocks)];
+}
+
+/**
+ * Helpers generated from core/: the states each operator action takes (core/transitions.ts),
+ * as `local ACCEPTED = { run = { dead = true, … }, … }`, and those in which it is a request.
+ */
+export function generatedHelpers(): LuaBlock[] {
+  const table = (name: string, states: Readonly<Record<string, readonly string[]>>) => {
+    const set = (list: readonly string[]) => (list.length === 0 ? '{}' : `{ ${list.map((state) => `${state} = true`).join(', ')} }`);
+    const rows = OPERATOR_ACTIONS.map((action) => `  ${action} = ${set(states[action])},`);
+    return `local ${name} = {\n${rows.join('\n')}\n}`;
+  };
+  return [
+    {
+      defines: ['ACCEPTED'],
+      text: `-- The states each operator action takes (generated from core/transitions.ts).\n${table('ACCEPTED', ACCEPTED_STATES)}`,
+      file: 'core/transitions.ts',
+    },
+    {
+      defines: ['REQUESTED'],
+      text: `-- The taken states in which an action is a request, not a transition.\n${table('REQUESTED', REQUEST_STATES)}`,
+      file: 'core/transitions.ts',
+    },
+  ];
 }
 
 /** The source of a queue script as Redis receives it. */

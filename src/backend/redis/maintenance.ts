@@ -2,7 +2,7 @@
  * The passes of a worker's maintenance (lua/forward.lua, recover.lua, cleanup.lua): each does at
  * most `limit` tasks of one queue and returns how many it did.
  */
-import { DEFAULT_BACKOFF } from '../../core/backoff.js';
+import { DEFAULT_BACKOFF, JITTER_FRACTION } from '../../core/backoff.js';
 import { DEFAULT_RETENTION } from '../contract.js';
 import type { RedisConnection } from './connection.js';
 
@@ -16,7 +16,9 @@ export async function recoverExpired(c: RedisConnection, queue: string, limit: n
   const backoff = DEFAULT_BACKOFF.type === 'exponential' ? DEFAULT_BACKOFF : { base: 10_000, max: 3_600_000 };
   const seed = Math.floor(Math.random() * 2 ** 31);
   return Number(
-    await c.runScript('recover', queue, [limit, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled, backoff.base, backoff.max, seed]),
+    await c.runScript('recover', queue, [
+      limit, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled, backoff.base, backoff.max, seed, JITTER_FRACTION,
+    ]),
   );
 }
 

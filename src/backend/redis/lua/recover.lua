@@ -2,9 +2,10 @@
 -- 'lease expired (worker lost)', then the task retries with backoff, or dies when no retry is
 -- left, or is cancelled when an operator asked for it.
 -- ARGV 4 limit, 5 retention dead, 6 retention cancelled, 7 default backoff base, 8 default max,
--- 9 random seed.
+-- 9 random seed, 10 jitter fraction (core/backoff.ts).
 local limit = tonumber(ARGV[4])
 local retention = { dead = tonumber(ARGV[5]), cancelled = tonumber(ARGV[6]) }
+local backoff = { base = tonumber(ARGV[7]), max = tonumber(ARGV[8]), jitter = tonumber(ARGV[10]) }
 math.randomseed(tonumber(ARGV[9]))
 local ids = redis.call('ZRANGEBYSCORE', K_RUNNING, '-inf', NOW, 'LIMIT', 0, limit)
 local failed = 0
@@ -24,7 +25,7 @@ for _, id in ipairs(ids) do
     else
       m.s = 'retrying'
       m.k = nil
-      m.n = NOW + backoff_delay(m.b, m.a or 1, tonumber(ARGV[7]), tonumber(ARGV[8]))
+      m.n = NOW + backoff_delay(m.b, m.a or 1, backoff)
       redis.call('ZADD', K_RETRYING, m.n, id)
       note_lifecycle('r', id, m.t, (m.a or 1) .. ',' .. m.n)
       wake_workers()

@@ -1,12 +1,13 @@
 -- An operator's transitions on one task: run, archive, delete, cancel (operate.lua, operate-all.lua).
 
--- Operator transitions, shared by the single-task and the bulk scripts.
--- Each returns 'ok' or 'invalid:<state>'.
+-- Operator transitions, shared by the single-task and the bulk scripts. Which states each takes
+-- is ACCEPTED and REQUESTED, generated from core/transitions.ts (lua-source.ts).
+-- Each returns 'ok', 'requested' or 'invalid:<state>'.
 local OPERATIONS = {}
 
 function OPERATIONS.run(id, m, retention)
   local s = m.s
-  if s ~= 'dead' and s ~= 'scheduled' and s ~= 'retrying' and s ~= 'cancelled' then return 'invalid:' .. s end
+  if not ACCEPTED.run[s] then return 'invalid:' .. s end
   unlink(id, s)
   if s == 'dead' or s == 'cancelled' then
     m.a = 0
@@ -21,7 +22,7 @@ end
 
 function OPERATIONS.archive(id, m, retention)
   local s = m.s
-  if s ~= 'queued' and s ~= 'scheduled' and s ~= 'retrying' then return 'invalid:' .. s end
+  if not ACCEPTED.archive[s] then return 'invalid:' .. s end
   unlink(id, s)
   finish(id, m, 'dead', retention.dead)
   put_meta(id, m)
@@ -29,7 +30,7 @@ function OPERATIONS.archive(id, m, retention)
 end
 
 function OPERATIONS.delete(id, m, retention)
-  if m.s == 'running' then return 'invalid:running' end
+  if not ACCEPTED.delete[m.s] then return 'invalid:' .. m.s end
   unlink(id, m.s)
   delete_task(id)
   return 'ok'
@@ -37,7 +38,8 @@ end
 
 function OPERATIONS.cancel(id, m, retention)
   local s = m.s
-  if s == 'running' then
+  if not ACCEPTED.cancel[s] then return 'invalid:' .. s end
+  if REQUESTED.cancel[s] then
     redis.call('SADD', K_CANCEL, id)
     m.x = 1
     put_meta(id, m)
@@ -45,7 +47,6 @@ function OPERATIONS.cancel(id, m, retention)
     redis.call('PUBLISH', CHANNEL .. ':cancel', 'c\t' .. QUEUE .. '\t' .. id)
     return 'requested'
   end
-  if s ~= 'queued' and s ~= 'scheduled' and s ~= 'retrying' then return 'invalid:' .. s end
   unlink(id, s)
   m.le = m.le or 'cancelled by operator'
   finish(id, m, 'cancelled', retention.cancelled)
