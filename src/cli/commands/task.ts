@@ -4,6 +4,7 @@ import type { Backend, BulkState, TaskPage } from '../../backend/contract.js';
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName, validateTaskId } from '../../core/options.js';
 import { TASK_STATES, type TaskRecord, type TaskState } from '../../core/task.js';
+import { ACCEPTED_STATES, acceptedStatesText } from '../../core/transitions.js';
 import { positiveInt, taskState } from '../args.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -29,10 +30,13 @@ interface BulkOptions {
 
 type Operation = 'run' | 'archive' | 'delete';
 
+/** The states an action takes in bulk (a bulk action never takes running tasks: core/transitions.ts). */
+const bulkStates = (operation: Operation) => ACCEPTED_STATES[operation].filter((state): state is BulkState => state !== 'running');
+
 const OPERATIONS: Record<Operation, { description: string; bulkStates: BulkState[]; defaultState: BulkState; past: string }> = {
-  run: { description: 'run a task now (from dead, scheduled, retrying or cancelled)', bulkStates: ['dead', 'scheduled', 'retrying', 'cancelled'], defaultState: 'dead', past: 'queued' },
-  archive: { description: 'move a waiting task (queued, scheduled, retrying) to dead', bulkStates: ['queued', 'scheduled', 'retrying'], defaultState: 'retrying', past: 'archived' },
-  delete: { description: 'delete a task that is not running', bulkStates: ['scheduled', 'queued', 'retrying', 'completed', 'dead', 'cancelled'], defaultState: 'dead', past: 'deleted' },
+  run: { description: `run a task now (from ${acceptedStatesText('run')})`, bulkStates: bulkStates('run'), defaultState: 'dead', past: 'queued' },
+  archive: { description: `move a waiting task (${acceptedStatesText('archive')}) to dead`, bulkStates: bulkStates('archive'), defaultState: 'retrying', past: 'archived' },
+  delete: { description: 'delete a task that is not running', bulkStates: bulkStates('delete'), defaultState: 'dead', past: 'deleted' },
 };
 
 export function registerTaskCommands(program: Command): void {

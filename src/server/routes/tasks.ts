@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { TasklineError, isTasklineError } from '../../core/errors.js';
 import { validateTaskId, type EnqueueOptions } from '../../core/options.js';
 import type { TaskInfo } from '../../core/task.js';
+import { acceptedStatesText } from '../../core/transitions.js';
 import type { ServerContext } from '../context.js';
 import { taskStatus } from '../present.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -145,7 +146,7 @@ export function taskRoutes(ctx: ServerContext): AnyRoute[] {
       defineRoute({
         method: 'POST',
         url: `/api/v1/tasks/:id/${action}`,
-        summary: action === 'run' ? 'Run now (from dead, scheduled, retrying or cancelled)' : 'Move to dead (from queued, scheduled or retrying)',
+        summary: action === 'run' ? `Run now (from ${acceptedStatesText('run')})` : `Move to dead (from ${acceptedStatesText('archive')})`,
         tag: 'tasks',
         access: 'admin',
         params: TaskIdParams,
