@@ -95,7 +95,12 @@ interface PreparedFires {
   behind: boolean;
 }
 
+/**
+ * A scheduler instance, with the shape of the worker's parts (worker/component.ts): `start()`
+ * begins the loop, `stop()` ends it, leaves the registry and resolves once nothing of it runs.
+ */
 export class Scheduler extends EventEmitter<SchedulerEvents> {
+  readonly name = 'scheduler';
   readonly id: string;
   readonly leaseMs: number;
   readonly takeoverDelayMs: number;
