@@ -10,7 +10,8 @@
  * shifted clock (time-based behaviour is tested with clock offsets, not sleeps), and `cleanup()`.
  */
 import { describe } from 'vitest';
-import { claimAckConformance } from './claim-ack.js';
+import { ackConformance } from './ack.js';
+import { claimConformance } from './claim.js';
 import { concurrencyConformance } from './concurrency.js';
 import { enqueueConformance } from './enqueue.js';
 import { eventsAndWorkersConformance } from './events-workers.js';
@@ -29,7 +30,8 @@ export type { ConformanceStore, OpenStore };
 export function runConformanceSuite(name: string, openStore: OpenStore): void {
   describe(`backend conformance: ${name}`, () => {
     enqueueConformance(openStore);
-    claimAckConformance(openStore);
+    claimConformance(openStore);
+    ackConformance(openStore);
     leaseConformance(openStore);
     operationConformance(openStore);
     inspectionConformance(openStore);
