@@ -104,9 +104,9 @@ describe('SQLite schema and settings', () => {
     }
     // synchronous is per connection: read it from the backend's own.
     const normal = await open(file);
-    expect((normal as unknown as { db: Database.Database }).db.pragma('synchronous', { simple: true })).toBe(1);
+    expect((normal as unknown as { store: { db: Database.Database } }).store.db.pragma('synchronous', { simple: true })).toBe(1);
     const full = await open(file, { synchronous: 'FULL' });
-    expect((full as unknown as { db: Database.Database }).db.pragma('synchronous', { simple: true })).toBe(2);
+    expect((full as unknown as { store: { db: Database.Database } }).store.db.pragma('synchronous', { simple: true })).toBe(2);
   });
 
   it('creates missing parent directories, and reports a file it cannot open', async () => {
