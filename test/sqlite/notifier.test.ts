@@ -28,6 +28,7 @@ describe('SQLite notifications', () => {
   });
 
   it('leaves no timer or file watch behind once nobody waits or listens, nor after close', async () => {
+    // At most as many as before: a timer of the store opened for the test may end meanwhile.
     const before = handles().length;
     const other = await store.reopen();
     const unsubscribe = await other.subscribe(() => undefined);
@@ -36,12 +37,12 @@ describe('SQLite notifications', () => {
     await store.backend.enqueue([newTask()]);
     await waiting;
     await unsubscribe();
-    expect(handles().length).toBe(before);
+    expect(handles().length).toBeLessThanOrEqual(before);
     await other.subscribe(() => undefined);
     const pending = other.waitForWork(['idle'], 10_000, new AbortController().signal);
     await other.close();
     await pending;
-    expect(handles().length).toBe(before);
+    expect(handles().length).toBeLessThanOrEqual(before);
   });
 
   it('delivers events of its own and of other connections once each, in commit order', async () => {
