@@ -21,6 +21,7 @@ import { sleep } from '../core/sleep.js';
 import { FireTally } from './fire-tally.js';
 import { DEFAULT_PLAN_OPTIONS, fireBatch, fireCalls, fireRequest, planFires, type PlanOptions } from './plan.js';
 import { ScheduleBook, type BookEntry } from './schedule-book.js';
+import { monotonicClock, StoreClock } from './store-clock.js';
 import { isPaused, type Schedule, type ScheduleState } from '../core/schedule.js';
 
 export interface SchedulerOptions {
@@ -85,9 +86,6 @@ const MAX_TAKEOVER_BACKOFF = 4;
 
 const HOST = hostname();
 
-/** Monotonic ms on the epoch scale (performance.now() never steps). */
-const monotonicClock: Clock = { now: () => performance.timeOrigin + performance.now() };
-
 interface PreparedFires {
   batches: FireBatch[];
   pending: { entry: BookEntry; state: ScheduleState; batch: FireBatch | null }[];
@@ -106,14 +104,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly takeoverDelayMs: number;
   private readonly checkInMs: number;
   private readonly keepHistory: number;
-  private readonly clock: Clock;
+  private readonly clock: StoreClock;
   private readonly planOptions: PlanOptions;
   private readonly book = new ScheduleBook();
   private epoch: number | null = null;
   private lease: SchedulerLease | null = null;
   private downtime: SchedulerDowntime | undefined;
-  /** Store time minus host time, as of the latest check-in (an underestimate: never early). */
-  private offset = 0;
   private nextCheckInAt = 0;
   private storeVersion: number | null = null;
   /** How many takeover delays a standby waits (doubles while its takeovers find a slow leader had done everything). */
@@ -137,7 +133,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.takeoverDelayMs = options.takeoverDelayMs ?? 500;
     this.checkInMs = Math.max(50, Math.floor(this.leaseMs / 3));
     this.keepHistory = options.keepHistory ?? 1_000;
-    this.clock = options.clock ?? monotonicClock;
+    this.clock = new StoreClock(options.clock ?? monotonicClock);
     this.planOptions = { ...DEFAULT_PLAN_OPTIONS, graceMs: options.graceMs ?? DEFAULT_PLAN_OPTIONS.graceMs };
     this.firstCheckIn = new Promise((resolve) => (this.resolveFirstCheckIn = resolve));
   }
@@ -174,10 +170,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 
-  private storeNow(): number {
-    return this.clock.now() + this.offset;
-  }
-
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.stopping.signal.aborted) {
@@ -200,10 +192,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** One turn of the loop; returns how long to sleep (host ms). */
   private async step(): Promise<number> {
-    if (this.clock.now() >= this.nextCheckInAt) await this.checkIn();
+    if (this.clock.host.now() >= this.nextCheckInAt) await this.checkIn();
     if (this.stopping.signal.aborted) return 0;
     await this.catchUp();
-    this.lastTickAt = this.storeNow();
+    this.lastTickAt = this.clock.now();
     return this.epoch !== null ? this.lead() : this.standBy();
   }
 
@@ -214,7 +206,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   private instance(): SchedulerInstance {
-    const now = this.storeNow();
+    const now = this.clock.now();
     return {
       id: this.id,
       host: HOST,
@@ -229,9 +221,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** Reports this instance, bids for the lease, and learns the leader's progress, the schedules' version and the downtime. */
   private async checkIn(): Promise<void> {
     const result = await this.backend.checkInScheduler(this.instance(), { leaseMs: this.leaseMs, bid: true });
-    this.offset = result.now - this.clock.now();
+    this.clock.sync(result.now);
     this.startedAt ??= result.now;
-    this.nextCheckInAt = this.clock.now() + this.checkInMs;
+    this.nextCheckInAt = this.clock.host.now() + this.checkInMs;
     this.lease = result.lease;
     this.downtime = result.downtime;
     if (this.slowLeaderCheck) {
@@ -263,14 +255,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const report = (error: unknown) => this.report(error);
     if (this.book.version !== null) {
       const changes = await this.backend.listScheduleChanges(this.book.version);
-      this.book.apply(changes.schedules, changes.removed, changes.version, this.storeNow(), report);
+      this.book.apply(changes.schedules, changes.removed, changes.version, this.clock.now(), report);
       if (this.epoch !== null) for (const schedule of changes.schedules) this.noteUnwritten(schedule.id);
       return;
     }
     const version = this.storeVersion;
     const schedules = await this.backend.listSchedules();
     this.book.resetFloor();
-    this.book.load(schedules, version, this.storeNow(), report);
+    this.book.load(schedules, version, this.clock.now(), report);
     this.unwritten.clear();
     if (this.epoch !== null) for (const entry of this.book.all()) this.noteUnwritten(entry.schedule.id);
   }
@@ -280,7 +272,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const entry = this.book.get(id);
     if (!entry) return;
     // While paused, nothing is next (the book's due time is then the end of the pause, not a fire).
-    const next = isPaused(entry.schedule, this.storeNow()) ? null : entry.due;
+    const next = isPaused(entry.schedule, this.clock.now()) ? null : entry.due;
     if (entry.schedule.state.nextRunAt !== next && (next === null || next > (this.lease?.firedThrough ?? -Infinity))) {
       this.unwritten.set(id, updateOf(entry, { ...entry.schedule.state, nextRunAt: next }));
     }
@@ -292,7 +284,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    */
   private async lead(): Promise<number> {
     const epoch = this.epoch!;
-    const now = this.storeNow();
+    const now = this.clock.now();
     const due = this.book.earliest();
     const soon = due !== null && due - now <= LOOKAHEAD_MS;
     if (!soon && this.unwritten.size === 0) return this.sleepUntil(this.nextLeaderWake());
@@ -311,7 +303,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       // Never early: a timer may fire a millisecond before its time by the wall clock, and the
       // store's clock is known here only to within a round trip, so wait until 1 ms past due.
       for (let round = 0; round < 3 && !this.stopping.signal.aborted; round++) {
-        const wait = at + 1 - this.storeNow();
+        const wait = at + 1 - this.clock.now();
         if (wait <= 0) break;
         await sleep(wait, this.stopping.signal);
       }
@@ -351,13 +343,13 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.book.raiseFloor(this.lease?.firedThrough ?? null);
     const takeoverAt = this.takeoverAt();
     if (takeoverAt === null) return this.sleepUntil(null);
-    if (this.storeNow() < takeoverAt) return this.sleepUntil(takeoverAt);
+    if (this.clock.now() < takeoverAt) return this.sleepUntil(takeoverAt);
     await this.checkIn();
     if (this.epoch !== null || this.stopping.signal.aborted) return 0;
     await this.catchUp();
     this.book.raiseFloor(this.lease?.firedThrough ?? null);
     const stillAt = this.takeoverAt();
-    const now = this.storeNow();
+    const now = this.clock.now();
     if (stillAt === null || now < stillAt) return 0;
     const holder = this.lease?.holder ?? null;
     const counts = await this.fire(this.prepare(now, true), true);
@@ -388,9 +380,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** Sleeps until the store time `at` (or the next check-in, whichever is first). */
   private sleepUntil(at: number | null): number {
-    const untilCheckIn = this.nextCheckInAt - this.clock.now();
+    const untilCheckIn = this.nextCheckInAt - this.clock.host.now();
     if (at === null) return Math.max(0, untilCheckIn);
-    return Math.max(0, Math.min(untilCheckIn, at - this.storeNow()));
+    return Math.max(0, Math.min(untilCheckIn, at - this.clock.now()));
   }
 
   /**
@@ -439,7 +431,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       for (const { entry } of pending) this.book.settle(entry, entry.schedule.state);
       throw error;
     }
-    const now = this.storeNow();
+    const now = this.clock.now();
     let fresh = 0;
     let existing = 0;
     for (const { entry, state, batch } of pending) {
