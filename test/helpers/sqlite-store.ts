@@ -2,7 +2,8 @@
 import { join } from 'node:path';
 import type { Backend } from '../../src/backend/contract.js';
 import { SqliteBackend, type SqliteBackendOptions } from '../../src/backend/sqlite/sqlite-backend.js';
-import { tempDir, type TestStore } from './stores.js';
+import type { TestStore } from './stores.js';
+import { tempDir } from './temp-dir.js';
 
 export interface SqliteTestStore extends TestStore {
   /** The database file. */

@@ -1,7 +1,4 @@
 /** Real stores for tests: a key prefix per test on the shared Redis, a fresh SQLite file per test. */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisBackend } from '../../src/backend/redis/redis-backend.js';
 import type { Backend } from '../../src/backend/contract.js';
@@ -59,10 +56,7 @@ export async function redisStore(url = REDIS_URL): Promise<TestStore> {
   };
 }
 
-export function tempDir(label = 'taskline'): { path: string; remove: () => void } {
-  const path = mkdtempSync(join(tmpdir(), `${label}-`));
-  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
-}
+export { tempDir } from './temp-dir.js';
 
 /** The backends every behaviour test runs on. */
 export const STORES: [string, () => Promise<TestStore>][] = [
