@@ -1,6 +1,6 @@
 /**
  * One state transition in progress: the bookkeeping every write transaction shares (the SQLite
- * counterpart of redis/lua/_lib.lua). A Transition lives inside one `BEGIN IMMEDIATE`
+ * counterpart of the helpers in redis/lua/lib/). A Transition lives inside one `BEGIN IMMEDIATE`
  * transaction; `flush()` writes what it gathered (queue rows, counters) before the commit, and
  * after the commit the backend tells its notifier which queues were woken and whether events
  * were written.
