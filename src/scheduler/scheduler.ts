@@ -10,14 +10,11 @@
  * the sleeps.
  */
 import { EventEmitter } from 'node:events';
-import { hostname } from 'node:os';
-import type {
-  FireBatch, FireRequest, FireResult, SchedulerDowntime, SchedulerInstance, SchedulerLease, SchedulingBackend, ScheduleUpdate,
-} from '../backend/contract.js';
+import type { FireBatch, FireRequest, FireResult, SchedulerLease, SchedulingBackend, ScheduleUpdate } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
 import { shortId } from '../core/ids.js';
-import { VERSION } from '../version.js';
 import { sleep } from '../core/sleep.js';
+import { CheckIns } from './check-in.js';
 import { FireTally } from './fire-tally.js';
 import { DEFAULT_PLAN_OPTIONS, fireBatch, fireCalls, fireRequest, planFires, type PlanOptions } from './plan.js';
 import { ScheduleBook, type BookEntry } from './schedule-book.js';
@@ -84,8 +81,6 @@ const LOOKAHEAD_MS = 250;
 /** A standby whose takeover found the leader had done it all waits up to this many times the takeover delay next time. */
 const MAX_TAKEOVER_BACKOFF = 4;
 
-const HOST = hostname();
-
 interface PreparedFires {
   batches: FireBatch[];
   pending: { entry: BookEntry; state: ScheduleState; batch: FireBatch | null }[];
@@ -102,22 +97,15 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly id: string;
   readonly leaseMs: number;
   readonly takeoverDelayMs: number;
-  private readonly checkInMs: number;
   private readonly keepHistory: number;
   private readonly clock: StoreClock;
   private readonly planOptions: PlanOptions;
   private readonly book = new ScheduleBook();
-  private epoch: number | null = null;
-  private lease: SchedulerLease | null = null;
-  private downtime: SchedulerDowntime | undefined;
-  private nextCheckInAt = 0;
-  private storeVersion: number | null = null;
+  private readonly checkIns: CheckIns;
   /** How many takeover delays a standby waits (doubles while its takeovers find a slow leader had done everything). */
   private takeoverBackoff = 1;
   /** A takeover found everything handled: was it this leader, slowly? (Decided at the next check-in.) */
   private slowLeaderCheck: { holder: string; at: number } | null = null;
-  private startedAt: number | null = null;
-  private lastTickAt = 0;
   private readonly tally = new FireTally();
   /** Run-state writes for the leader's next advance: the next fire of schedules not firing now. */
   private readonly unwritten = new Map<string, ScheduleUpdate>();
@@ -131,21 +119,31 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.id = options.id ?? `scheduler-${process.pid}-${shortId()}`;
     this.leaseMs = options.leaseMs ?? 3_000;
     this.takeoverDelayMs = options.takeoverDelayMs ?? 500;
-    this.checkInMs = Math.max(50, Math.floor(this.leaseMs / 3));
     this.keepHistory = options.keepHistory ?? 1_000;
     this.clock = new StoreClock(options.clock ?? monotonicClock);
     this.planOptions = { ...DEFAULT_PLAN_OPTIONS, graceMs: options.graceMs ?? DEFAULT_PLAN_OPTIONS.graceMs };
     this.firstCheckIn = new Promise((resolve) => (this.resolveFirstCheckIn = resolve));
+    this.checkIns = new CheckIns(backend, this.clock, this.tally, { id: this.id, leaseMs: this.leaseMs }, {
+      checkedIn: (lease) => this.checkedIn(lease),
+      leading: (epoch) => {
+        // A new leader plans from the store's watermarks: what it finds handled answers `exists`.
+        this.book.invalidate();
+        this.takeoverBackoff = 1;
+        this.emit('leader', epoch);
+      },
+      following: () => this.emit('follower'),
+    });
   }
 
   /** True while this instance holds the leader lease. */
   get isLeader(): boolean {
-    return this.epoch !== null;
+    return this.checkIns.epoch !== null;
   }
 
   /** The leadership as of this instance's latest check-in. */
   get view(): SchedulerView {
-    return { leader: this.lease?.holder ?? null, epoch: this.lease?.epoch ?? null, isLeader: this.epoch !== null };
+    const lease = this.checkIns.lease;
+    return { leader: lease?.holder ?? null, epoch: lease?.epoch ?? null, isLeader: this.checkIns.epoch !== null };
   }
 
   start(): void {
@@ -162,8 +160,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.resolveFirstCheckIn();
     await this.loop;
     if (this.loop === null) return;
-    this.epoch = null;
-    await this.backend.leaveSchedulers(this.id).catch((error: unknown) => this.report(error));
+    await this.checkIns.leave().catch((error: unknown) => this.report(error));
   }
 
   private report(error: unknown): void {
@@ -180,9 +177,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       } catch (error) {
         this.report(error);
         failures += 1;
-        wait = Math.min(this.checkInMs, 100 * 2 ** failures);
+        wait = Math.min(this.checkIns.intervalMs, 100 * 2 ** failures);
         // Look at the store afresh after a failure: the lease and the schedules may have moved.
-        this.nextCheckInAt = 0;
+        this.checkIns.checkInNext();
         this.book.invalidate();
         this.resolveFirstCheckIn();
       }
@@ -192,56 +189,27 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** One turn of the loop; returns how long to sleep (host ms). */
   private async step(): Promise<number> {
-    if (this.clock.host.now() >= this.nextCheckInAt) await this.checkIn();
+    if (this.checkIns.due) await this.checkIns.checkIn();
     if (this.stopping.signal.aborted) return 0;
     await this.catchUp();
-    this.lastTickAt = this.clock.now();
-    return this.epoch !== null ? this.lead() : this.standBy();
+    this.checkIns.ticked();
+    return this.checkIns.epoch !== null ? this.lead() : this.standBy();
   }
 
   /** Reads what changed when the store's schedules version moved (all of it when it went back: a store restored or emptied). */
   private async catchUp(): Promise<void> {
-    if (this.storeVersion !== null && this.book.version !== null && this.storeVersion < this.book.version) this.book.invalidate();
-    if (this.book.version === null || (this.storeVersion !== null && this.storeVersion > this.book.version)) await this.reload();
+    const storeVersion = this.checkIns.schedulesVersion;
+    if (storeVersion !== null && this.book.version !== null && storeVersion < this.book.version) this.book.invalidate();
+    if (this.book.version === null || (storeVersion !== null && storeVersion > this.book.version)) await this.reload();
   }
 
-  private instance(): SchedulerInstance {
-    const now = this.clock.now();
-    return {
-      id: this.id,
-      host: HOST,
-      pid: process.pid,
-      version: VERSION,
-      startedAt: this.startedAt ?? now,
-      lastTickAt: this.lastTickAt || now,
-      firesLastMinute: this.tally.lastMinute(now),
-    };
-  }
-
-  /** Reports this instance, bids for the lease, and learns the leader's progress, the schedules' version and the downtime. */
-  private async checkIn(): Promise<void> {
-    const result = await this.backend.checkInScheduler(this.instance(), { leaseMs: this.leaseMs, bid: true });
-    this.clock.sync(result.now);
-    this.startedAt ??= result.now;
-    this.nextCheckInAt = this.clock.host.now() + this.checkInMs;
-    this.lease = result.lease;
-    this.downtime = result.downtime;
+  /** A takeover that found everything handled: was it this leader, slowly? The check-in tells. */
+  private checkedIn(lease: SchedulerLease | null): void {
     if (this.slowLeaderCheck) {
       const { holder, at } = this.slowLeaderCheck;
-      const slow = result.lease?.holder === holder && (result.lease.firedThrough ?? -Infinity) >= at;
+      const slow = lease?.holder === holder && (lease.firedThrough ?? -Infinity) >= at;
       this.takeoverBackoff = slow ? Math.min(MAX_TAKEOVER_BACKOFF, this.takeoverBackoff * 2) : 1;
       this.slowLeaderCheck = null;
-    }
-    this.storeVersion = result.schedulesVersion;
-    if (result.epoch !== this.epoch) {
-      const led = this.epoch !== null;
-      this.epoch = result.epoch;
-      if (result.epoch !== null) {
-        // A new leader plans from the store's watermarks: what it finds handled answers `exists`.
-        this.book.invalidate();
-        this.takeoverBackoff = 1;
-        this.emit('leader', result.epoch);
-      } else if (led) this.emit('follower');
     }
     this.resolveFirstCheckIn();
   }
@@ -256,15 +224,15 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (this.book.version !== null) {
       const changes = await this.backend.listScheduleChanges(this.book.version);
       this.book.apply(changes.schedules, changes.removed, changes.version, this.clock.now(), report);
-      if (this.epoch !== null) for (const schedule of changes.schedules) this.noteUnwritten(schedule.id);
+      if (this.checkIns.epoch !== null) for (const schedule of changes.schedules) this.noteUnwritten(schedule.id);
       return;
     }
-    const version = this.storeVersion;
+    const version = this.checkIns.schedulesVersion;
     const schedules = await this.backend.listSchedules();
     this.book.resetFloor();
     this.book.load(schedules, version, this.clock.now(), report);
     this.unwritten.clear();
-    if (this.epoch !== null) for (const entry of this.book.all()) this.noteUnwritten(entry.schedule.id);
+    if (this.checkIns.epoch !== null) for (const entry of this.book.all()) this.noteUnwritten(entry.schedule.id);
   }
 
   /** The leader keeps each schedule's next fire written, also for schedules not firing now. */
@@ -273,7 +241,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (!entry) return;
     // While paused, nothing is next (the book's due time is then the end of the pause, not a fire).
     const next = isPaused(entry.schedule, this.clock.now()) ? null : entry.due;
-    if (entry.schedule.state.nextRunAt !== next && (next === null || next > (this.lease?.firedThrough ?? -Infinity))) {
+    if (entry.schedule.state.nextRunAt !== next && (next === null || next > (this.checkIns.lease?.firedThrough ?? -Infinity))) {
       this.unwritten.set(id, updateOf(entry, { ...entry.schedule.state, nextRunAt: next }));
     }
   }
@@ -283,7 +251,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    * its fires are prepared now and sent the moment they are due, so planning stays off the lag.
    */
   private async lead(): Promise<number> {
-    const epoch = this.epoch!;
+    const epoch = this.checkIns.epoch!;
     const now = this.clock.now();
     const due = this.book.earliest();
     const soon = due !== null && due - now <= LOOKAHEAD_MS;
@@ -293,7 +261,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     let next = due;
     if (soon) {
       await this.reload();
-      if (this.epoch !== epoch) return 0;
+      if (this.checkIns.epoch !== epoch) return 0;
       next = this.book.earliest();
       if ((next === null || next - now > LOOKAHEAD_MS) && this.unwritten.size === 0) return 0;
     }
@@ -318,11 +286,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const advanced = await this.backend.advanceSchedules(this.id, epoch, updates, prepared.behind ? undefined : at);
     if (!advanced) {
       // Fenced out: another instance leads now. Fires already claimed stay exactly-once.
-      if (this.epoch === epoch) {
-        this.epoch = null;
-        this.emit('follower');
-      }
-      this.nextCheckInAt = 0;
+      this.checkIns.fencedOut(epoch);
       this.book.invalidate();
       return 0;
     }
@@ -340,18 +304,18 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    * check-in; if the leader has still not handled it, this instance fires everything due itself.
    */
   private async standBy(): Promise<number> {
-    this.book.raiseFloor(this.lease?.firedThrough ?? null);
+    this.book.raiseFloor(this.checkIns.lease?.firedThrough ?? null);
     const takeoverAt = this.takeoverAt();
     if (takeoverAt === null) return this.sleepUntil(null);
     if (this.clock.now() < takeoverAt) return this.sleepUntil(takeoverAt);
-    await this.checkIn();
-    if (this.epoch !== null || this.stopping.signal.aborted) return 0;
+    await this.checkIns.checkIn();
+    if (this.checkIns.epoch !== null || this.stopping.signal.aborted) return 0;
     await this.catchUp();
-    this.book.raiseFloor(this.lease?.firedThrough ?? null);
+    this.book.raiseFloor(this.checkIns.lease?.firedThrough ?? null);
     const stillAt = this.takeoverAt();
     const now = this.clock.now();
     if (stillAt === null || now < stillAt) return 0;
-    const holder = this.lease?.holder ?? null;
+    const holder = this.checkIns.lease?.holder ?? null;
     const counts = await this.fire(this.prepare(now, true), true);
     // Anything new: the leader had not done it — the plain delay again. All already handled:
     // if the next check-in shows the same leader past these fires, it is slow, not gone (another
@@ -375,14 +339,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** From when the leader has surely seen this version of the schedule, plus the takeover delay. */
   private knownAt(entry: BookEntry): number {
-    return entry.loadedAt + this.checkInMs + this.takeoverDelayMs;
+    return entry.loadedAt + this.checkIns.intervalMs + this.takeoverDelayMs;
   }
 
   /** Sleeps until the store time `at` (or the next check-in, whichever is first). */
   private sleepUntil(at: number | null): number {
-    const untilCheckIn = this.nextCheckInAt - this.clock.host.now();
-    if (at === null) return Math.max(0, untilCheckIn);
-    return Math.max(0, Math.min(untilCheckIn, at - this.clock.now()));
+    return this.checkIns.msUntil(at);
   }
 
   /**
@@ -401,7 +363,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         continue;
       }
       const schedule = entry.schedule.state.watermark >= handled ? entry.schedule : { ...entry.schedule, state: { ...entry.schedule.state, watermark: handled } };
-      const plan = planFires(schedule, entry.cron, now, this.planOptions, this.downtime);
+      const plan = planFires(schedule, entry.cron, now, this.planOptions, this.checkIns.downtime);
       if (plan.fires.length >= this.planOptions.maxFires) behind = true;
       const fires: FireRequest[] = [];
       if (schedule.state.buffered && schedule.overlap === 'bufferOne') {
