@@ -10,16 +10,17 @@
  * the sleeps.
  */
 import { EventEmitter } from 'node:events';
-import type { FireBatch, FireRequest, FireResult, SchedulerLease, SchedulingBackend, ScheduleUpdate } from '../backend/contract.js';
+import type { FireBatch, FireRequest, FireResult, SchedulerLease, SchedulingBackend } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
 import { shortId } from '../core/ids.js';
 import { sleep } from '../core/sleep.js';
+import { BookSync, updateOf } from './book-sync.js';
 import { CheckIns } from './check-in.js';
 import { FireTally } from './fire-tally.js';
 import { DEFAULT_PLAN_OPTIONS, fireBatch, fireCalls, fireRequest, planFires, type PlanOptions } from './plan.js';
 import { ScheduleBook, type BookEntry } from './schedule-book.js';
 import { monotonicClock, StoreClock } from './store-clock.js';
-import { isPaused, type Schedule, type ScheduleState } from '../core/schedule.js';
+import type { Schedule, ScheduleState } from '../core/schedule.js';
 
 export interface SchedulerOptions {
   /** This instance's id in the registry and the lease. Default: `scheduler-<pid>-<random>`. */
@@ -107,8 +108,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** A takeover found everything handled: was it this leader, slowly? (Decided at the next check-in.) */
   private slowLeaderCheck: { holder: string; at: number } | null = null;
   private readonly tally = new FireTally();
-  /** Run-state writes for the leader's next advance: the next fire of schedules not firing now. */
-  private readonly unwritten = new Map<string, ScheduleUpdate>();
+  private readonly sync: BookSync;
   private loop: Promise<void> | null = null;
   private readonly stopping = new AbortController();
   private firstCheckIn: Promise<void>;
@@ -133,6 +133,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       },
       following: () => this.emit('follower'),
     });
+    this.sync = new BookSync(backend, this.book, this.checkIns, this.clock, (error) => this.report(error));
   }
 
   /** True while this instance holds the leader lease. */
@@ -191,16 +192,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private async step(): Promise<number> {
     if (this.checkIns.due) await this.checkIns.checkIn();
     if (this.stopping.signal.aborted) return 0;
-    await this.catchUp();
+    await this.sync.catchUp();
     this.checkIns.ticked();
     return this.checkIns.epoch !== null ? this.lead() : this.standBy();
-  }
-
-  /** Reads what changed when the store's schedules version moved (all of it when it went back: a store restored or emptied). */
-  private async catchUp(): Promise<void> {
-    const storeVersion = this.checkIns.schedulesVersion;
-    if (storeVersion !== null && this.book.version !== null && storeVersion < this.book.version) this.book.invalidate();
-    if (this.book.version === null || (storeVersion !== null && storeVersion > this.book.version)) await this.reload();
   }
 
   /** A takeover that found everything handled: was it this leader, slowly? The check-in tells. */
@@ -215,38 +209,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /**
-   * Brings the book up to the store's schedules: all of them after a change of leadership (a new
-   * leader plans from the stored run state) or a failure, else only what changed since the
-   * book's version.
-   */
-  private async reload(): Promise<void> {
-    const report = (error: unknown) => this.report(error);
-    if (this.book.version !== null) {
-      const changes = await this.backend.listScheduleChanges(this.book.version);
-      this.book.apply(changes.schedules, changes.removed, changes.version, this.clock.now(), report);
-      if (this.checkIns.epoch !== null) for (const schedule of changes.schedules) this.noteUnwritten(schedule.id);
-      return;
-    }
-    const version = this.checkIns.schedulesVersion;
-    const schedules = await this.backend.listSchedules();
-    this.book.resetFloor();
-    this.book.load(schedules, version, this.clock.now(), report);
-    this.unwritten.clear();
-    if (this.checkIns.epoch !== null) for (const entry of this.book.all()) this.noteUnwritten(entry.schedule.id);
-  }
-
-  /** The leader keeps each schedule's next fire written, also for schedules not firing now. */
-  private noteUnwritten(id: string): void {
-    const entry = this.book.get(id);
-    if (!entry) return;
-    // While paused, nothing is next (the book's due time is then the end of the pause, not a fire).
-    const next = isPaused(entry.schedule, this.clock.now()) ? null : entry.due;
-    if (entry.schedule.state.nextRunAt !== next && (next === null || next > (this.checkIns.lease?.firedThrough ?? -Infinity))) {
-      this.unwritten.set(id, updateOf(entry, { ...entry.schedule.state, nextRunAt: next }));
-    }
-  }
-
-  /**
    * The leader's turn: fires everything due. When the next fire is less than LOOKAHEAD_MS away,
    * its fires are prepared now and sent the moment they are due, so planning stays off the lag.
    */
@@ -255,15 +217,15 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const now = this.clock.now();
     const due = this.book.earliest();
     const soon = due !== null && due - now <= LOOKAHEAD_MS;
-    if (!soon && this.unwritten.size === 0) return this.sleepUntil(this.nextLeaderWake());
+    if (!soon && !this.sync.owesWrites) return this.sleepUntil(this.nextLeaderWake());
     // What changed since the last look (one cheap read): a pause, a change or a delete made up to
     // the look-ahead before a fire applies to it, and a new schedule's first fire is not left to a standby.
     let next = due;
     if (soon) {
-      await this.reload();
+      await this.sync.reload();
       if (this.checkIns.epoch !== epoch) return 0;
       next = this.book.earliest();
-      if ((next === null || next - now > LOOKAHEAD_MS) && this.unwritten.size === 0) return 0;
+      if ((next === null || next - now > LOOKAHEAD_MS) && !this.sync.owesWrites) return 0;
     }
     const at = next !== null && next - now <= LOOKAHEAD_MS ? Math.max(now, next) : now;
     const prepared = this.prepare(at, false);
@@ -281,8 +243,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       }
     }
     const { settled } = await this.fire(prepared, false);
-    const updates = [...settled.map(({ entry, state }) => updateOf(entry, state)), ...this.unwritten.values()];
-    this.unwritten.clear();
+    const updates = [...settled.map(({ entry, state }) => updateOf(entry, state)), ...this.sync.takeUnwritten()];
     const advanced = await this.backend.advanceSchedules(this.id, epoch, updates, prepared.behind ? undefined : at);
     if (!advanced) {
       // Fenced out: another instance leads now. Fires already claimed stay exactly-once.
@@ -310,7 +271,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (this.clock.now() < takeoverAt) return this.sleepUntil(takeoverAt);
     await this.checkIns.checkIn();
     if (this.checkIns.epoch !== null || this.stopping.signal.aborted) return 0;
-    await this.catchUp();
+    await this.sync.catchUp();
     this.book.raiseFloor(this.checkIns.lease?.firedThrough ?? null);
     const stillAt = this.takeoverAt();
     const now = this.clock.now();
@@ -374,7 +335,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       const batch = fires.length > 0 ? fireBatch(schedule, fires, { keepHistory: this.keepHistory }) : null;
       if (batch) batches.push(batch);
       pending.push({ entry, state, batch });
-      this.unwritten.delete(schedule.id);
+      this.sync.firing(schedule.id);
     }
     return { batches, pending, behind };
   }
@@ -429,9 +390,4 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       });
     });
   }
-}
-
-/** The fenced run-state write of a schedule as the leader read it. */
-function updateOf(entry: BookEntry, state: ScheduleState): ScheduleUpdate {
-  return { id: entry.schedule.id, generation: entry.schedule.generation, updatedAt: entry.schedule.updatedAt, state };
 }
