@@ -10,17 +10,19 @@
  * the sleeps.
  */
 import { EventEmitter } from 'node:events';
-import type { FireBatch, FireRequest, FireResult, SchedulerLease, SchedulingBackend } from '../backend/contract.js';
+import type { SchedulerLease, SchedulingBackend } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
 import { shortId } from '../core/ids.js';
 import { sleep } from '../core/sleep.js';
 import { BookSync, updateOf } from './book-sync.js';
 import { CheckIns } from './check-in.js';
+import { FireRound, type FireEvent } from './fire-round.js';
 import { FireTally } from './fire-tally.js';
-import { DEFAULT_PLAN_OPTIONS, fireBatch, fireCalls, fireRequest, planFires, type PlanOptions } from './plan.js';
+import { DEFAULT_PLAN_OPTIONS } from './plan.js';
 import { ScheduleBook, type BookEntry } from './schedule-book.js';
 import { monotonicClock, StoreClock } from './store-clock.js';
-import type { Schedule, ScheduleState } from '../core/schedule.js';
+
+export type { FireEvent } from './fire-round.js';
 
 export interface SchedulerOptions {
   /** This instance's id in the registry and the lease. Default: `scheduler-<pid>-<random>`. */
@@ -48,18 +50,6 @@ export interface SchedulerOptions {
   clock?: Clock;
 }
 
-export interface FireEvent {
-  scheduleId: string;
-  fireId: string;
-  nominalAt: number;
-  outcome: FireResult['outcome'];
-  taskId: string | null;
-  /** ms between the nominal time and the enqueue (store clock). */
-  lagMs: number;
-  /** Fired by a standby, the leader not having handled it in time. */
-  takeover: boolean;
-}
-
 export interface SchedulerEvents {
   fire: [event: FireEvent];
   leader: [epoch: number];
@@ -78,16 +68,8 @@ export interface SchedulerView {
 
 /** How early the leader prepares the next fires (planning), in ms. */
 const LOOKAHEAD_MS = 250;
-/** Most fires of one queue in one store call. */
 /** A standby whose takeover found the leader had done it all waits up to this many times the takeover delay next time. */
 const MAX_TAKEOVER_BACKOFF = 4;
-
-interface PreparedFires {
-  batches: FireBatch[];
-  pending: { entry: BookEntry; state: ScheduleState; batch: FireBatch | null }[];
-  /** A schedule had more due fires than one plan takes. */
-  behind: boolean;
-}
 
 /**
  * A scheduler instance, with the shape of the worker's parts (worker/component.ts): `start()`
@@ -98,9 +80,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly id: string;
   readonly leaseMs: number;
   readonly takeoverDelayMs: number;
-  private readonly keepHistory: number;
   private readonly clock: StoreClock;
-  private readonly planOptions: PlanOptions;
   private readonly book = new ScheduleBook();
   private readonly checkIns: CheckIns;
   /** How many takeover delays a standby waits (doubles while its takeovers find a slow leader had done everything). */
@@ -109,6 +89,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private slowLeaderCheck: { holder: string; at: number } | null = null;
   private readonly tally = new FireTally();
   private readonly sync: BookSync;
+  private readonly fires: FireRound;
   private loop: Promise<void> | null = null;
   private readonly stopping = new AbortController();
   private firstCheckIn: Promise<void>;
@@ -119,9 +100,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.id = options.id ?? `scheduler-${process.pid}-${shortId()}`;
     this.leaseMs = options.leaseMs ?? 3_000;
     this.takeoverDelayMs = options.takeoverDelayMs ?? 500;
-    this.keepHistory = options.keepHistory ?? 1_000;
     this.clock = new StoreClock(options.clock ?? monotonicClock);
-    this.planOptions = { ...DEFAULT_PLAN_OPTIONS, graceMs: options.graceMs ?? DEFAULT_PLAN_OPTIONS.graceMs };
     this.firstCheckIn = new Promise((resolve) => (this.resolveFirstCheckIn = resolve));
     this.checkIns = new CheckIns(backend, this.clock, this.tally, { id: this.id, leaseMs: this.leaseMs }, {
       checkedIn: (lease) => this.checkedIn(lease),
@@ -134,6 +113,11 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       following: () => this.emit('follower'),
     });
     this.sync = new BookSync(backend, this.book, this.checkIns, this.clock, (error) => this.report(error));
+    this.fires = new FireRound(
+      backend, this.book, this.sync, this.checkIns, this.clock, this.tally,
+      { plan: { ...DEFAULT_PLAN_OPTIONS, graceMs: options.graceMs ?? DEFAULT_PLAN_OPTIONS.graceMs }, keepHistory: options.keepHistory ?? 1_000 },
+      (event) => this.emit('fire', event),
+    );
   }
 
   /** True while this instance holds the leader lease. */
@@ -228,7 +212,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       if ((next === null || next - now > LOOKAHEAD_MS) && !this.sync.owesWrites) return 0;
     }
     const at = next !== null && next - now <= LOOKAHEAD_MS ? Math.max(now, next) : now;
-    const prepared = this.prepare(at, false);
+    const prepared = this.fires.prepare(at, null);
     if (at > now) {
       // Never early: a timer may fire a millisecond before its time by the wall clock, and the
       // store's clock is known here only to within a round trip, so wait until 1 ms past due.
@@ -238,11 +222,11 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         await sleep(wait, this.stopping.signal);
       }
       if (this.stopping.signal.aborted) {
-        for (const { entry } of prepared.pending) this.book.settle(entry, entry.schedule.state);
+        this.fires.putBack(prepared);
         return 0;
       }
     }
-    const { settled } = await this.fire(prepared, false);
+    const { settled } = await this.fires.send(prepared, false);
     const updates = [...settled.map(({ entry, state }) => updateOf(entry, state)), ...this.sync.takeUnwritten()];
     const advanced = await this.backend.advanceSchedules(this.id, epoch, updates, prepared.behind ? undefined : at);
     if (!advanced) {
@@ -277,7 +261,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const now = this.clock.now();
     if (stillAt === null || now < stillAt) return 0;
     const holder = this.checkIns.lease?.holder ?? null;
-    const counts = await this.fire(this.prepare(now, true), true);
+    const counts = await this.fires.send(this.fires.prepare(now, (entry) => now < this.knownAt(entry)), true);
     // Anything new: the leader had not done it — the plain delay again. All already handled:
     // if the next check-in shows the same leader past these fires, it is slow, not gone (another
     // standby may have been quicker instead), and this standby looks later next time rather than
@@ -306,88 +290,5 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** Sleeps until the store time `at` (or the next check-in, whichever is first). */
   private sleepUntil(at: number | null): number {
     return this.checkIns.msUntil(at);
-  }
-
-  /**
-   * Plans every schedule due at `now` (store time): the fire batches and the new run states.
-   * Fires the leader's progress covers count as handled; a standby (`takeover`) leaves out the
-   * schedules the leader may not have seen yet.
-   */
-  private prepare(now: number, takeover: boolean): PreparedFires {
-    const batches: FireBatch[] = [];
-    const pending: PreparedFires['pending'] = [];
-    let behind = false;
-    const handled = this.book.handledThrough;
-    for (const entry of this.book.takeDue(now)) {
-      if (takeover && now < this.knownAt(entry)) {
-        this.book.settle(entry, entry.schedule.state);
-        continue;
-      }
-      const schedule = entry.schedule.state.watermark >= handled ? entry.schedule : { ...entry.schedule, state: { ...entry.schedule.state, watermark: handled } };
-      const plan = planFires(schedule, entry.cron, now, this.planOptions, this.checkIns.downtime);
-      if (plan.fires.length >= this.planOptions.maxFires) behind = true;
-      const fires: FireRequest[] = [];
-      if (schedule.state.buffered && schedule.overlap === 'bufferOne') {
-        fires.push(fireRequest(schedule, schedule.state.buffered.nominalAt, 'enqueue', schedule.state.buffered.fireId));
-      }
-      for (const fire of plan.fires) fires.push(fireRequest(schedule, fire.nominalAt, fire.action));
-      const state: ScheduleState = { ...schedule.state, watermark: plan.watermark, nextRunAt: plan.nextRunAt };
-      const batch = fires.length > 0 ? fireBatch(schedule, fires, { keepHistory: this.keepHistory }) : null;
-      if (batch) batches.push(batch);
-      pending.push({ entry, state, batch });
-      this.sync.firing(schedule.id);
-    }
-    return { batches, pending, behind };
-  }
-
-  /** Sends the prepared fires (each queue's in one call; see fireCalls), applies the results and settles the book. */
-  private async fire(prepared: PreparedFires, takeover: boolean): Promise<{ settled: { entry: BookEntry; state: ScheduleState }[]; fresh: number; existing: number }> {
-    const { batches, pending } = prepared;
-    const results = new Map<FireBatch, FireResult[]>();
-    try {
-      for (const chunk of fireCalls(batches)) {
-        const replies = await this.backend.fire(chunk);
-        chunk.forEach((batch, i) => results.set(batch, replies[i]));
-      }
-    } catch (error) {
-      // Nothing is lost: the watermarks stayed, so the same fires are due at the next look.
-      for (const { entry } of pending) this.book.settle(entry, entry.schedule.state);
-      throw error;
-    }
-    const now = this.clock.now();
-    let fresh = 0;
-    let existing = 0;
-    for (const { entry, state, batch } of pending) {
-      if (batch) {
-        const replies = results.get(batch)!;
-        for (const r of replies) if (r.outcome === 'exists') existing += 1; else fresh += 1;
-        this.applyResults(entry.schedule, state, batch, replies, now, takeover);
-      }
-      this.book.settle(entry, state);
-    }
-    return { settled: pending.map(({ entry, state }) => ({ entry, state })), fresh, existing };
-  }
-
-  private applyResults(schedule: Schedule, state: ScheduleState, batch: FireBatch, results: FireResult[], now: number, takeover: boolean): void {
-    const bufferedId = schedule.state.buffered?.fireId;
-    if (bufferedId !== undefined && results.some((r) => r.fireId === bufferedId && r.outcome !== 'busy')) state.buffered = null;
-    results.forEach((result, i) => {
-      const fire = batch.fires[i];
-      if (result.outcome === 'busy') state.buffered = { fireId: fire.fireId, nominalAt: fire.nominalAt };
-      if (result.taskId !== null && (result.outcome === 'enqueued' || result.outcome === 'exists')) state.lastTaskId = result.taskId;
-      if (result.outcome === 'enqueued') state.lastFireAt = now;
-      if (result.outcome === 'exists' || result.outcome === 'busy') return;
-      state.lastOutcome = result.outcome;
-      this.tally.count(now);
-      this.emit('fire', {
-        scheduleId: schedule.id,
-        fireId: fire.fireId,
-        nominalAt: fire.nominalAt,
-        outcome: result.outcome,
-        taskId: result.taskId,
-        lagMs: now - fire.nominalAt,
-        takeover,
-      });
-    });
   }
 }
