@@ -14,10 +14,11 @@ import type { SchedulerLease, SchedulingBackend } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
 import { shortId } from '../core/ids.js';
 import { sleep } from '../core/sleep.js';
-import { BookSync, updateOf } from './book-sync.js';
+import { BookSync } from './book-sync.js';
 import { CheckIns } from './check-in.js';
 import { FireRound, type FireEvent } from './fire-round.js';
 import { FireTally } from './fire-tally.js';
+import { LeaderTurn } from './leader-turn.js';
 import { DEFAULT_PLAN_OPTIONS } from './plan.js';
 import { ScheduleBook, type BookEntry } from './schedule-book.js';
 import { monotonicClock, StoreClock } from './store-clock.js';
@@ -66,8 +67,6 @@ export interface SchedulerView {
   isLeader: boolean;
 }
 
-/** How early the leader prepares the next fires (planning), in ms. */
-const LOOKAHEAD_MS = 250;
 /** A standby whose takeover found the leader had done it all waits up to this many times the takeover delay next time. */
 const MAX_TAKEOVER_BACKOFF = 4;
 
@@ -90,6 +89,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private readonly tally = new FireTally();
   private readonly sync: BookSync;
   private readonly fires: FireRound;
+  private readonly leader: LeaderTurn;
   private loop: Promise<void> | null = null;
   private readonly stopping = new AbortController();
   private firstCheckIn: Promise<void>;
@@ -118,6 +118,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       { plan: { ...DEFAULT_PLAN_OPTIONS, graceMs: options.graceMs ?? DEFAULT_PLAN_OPTIONS.graceMs }, keepHistory: options.keepHistory ?? 1_000 },
       (event) => this.emit('fire', event),
     );
+    this.leader = new LeaderTurn(backend, this.id, this.book, this.checkIns, this.sync, this.fires, this.clock, this.stopping.signal);
   }
 
   /** True while this instance holds the leader lease. */
@@ -178,7 +179,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (this.stopping.signal.aborted) return 0;
     await this.sync.catchUp();
     this.checkIns.ticked();
-    return this.checkIns.epoch !== null ? this.lead() : this.standBy();
+    return this.checkIns.epoch !== null ? this.leader.run() : this.standBy();
   }
 
   /** A takeover that found everything handled: was it this leader, slowly? The check-in tells. */
@@ -190,57 +191,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       this.slowLeaderCheck = null;
     }
     this.resolveFirstCheckIn();
-  }
-
-  /**
-   * The leader's turn: fires everything due. When the next fire is less than LOOKAHEAD_MS away,
-   * its fires are prepared now and sent the moment they are due, so planning stays off the lag.
-   */
-  private async lead(): Promise<number> {
-    const epoch = this.checkIns.epoch!;
-    const now = this.clock.now();
-    const due = this.book.earliest();
-    const soon = due !== null && due - now <= LOOKAHEAD_MS;
-    if (!soon && !this.sync.owesWrites) return this.sleepUntil(this.nextLeaderWake());
-    // What changed since the last look (one cheap read): a pause, a change or a delete made up to
-    // the look-ahead before a fire applies to it, and a new schedule's first fire is not left to a standby.
-    let next = due;
-    if (soon) {
-      await this.sync.reload();
-      if (this.checkIns.epoch !== epoch) return 0;
-      next = this.book.earliest();
-      if ((next === null || next - now > LOOKAHEAD_MS) && !this.sync.owesWrites) return 0;
-    }
-    const at = next !== null && next - now <= LOOKAHEAD_MS ? Math.max(now, next) : now;
-    const prepared = this.fires.prepare(at, null);
-    if (at > now) {
-      // Never early: a timer may fire a millisecond before its time by the wall clock, and the
-      // store's clock is known here only to within a round trip, so wait until 1 ms past due.
-      for (let round = 0; round < 3 && !this.stopping.signal.aborted; round++) {
-        const wait = at + 1 - this.clock.now();
-        if (wait <= 0) break;
-        await sleep(wait, this.stopping.signal);
-      }
-      if (this.stopping.signal.aborted) {
-        this.fires.putBack(prepared);
-        return 0;
-      }
-    }
-    const { settled } = await this.fires.send(prepared, false);
-    const updates = [...settled.map(({ entry, state }) => updateOf(entry, state)), ...this.sync.takeUnwritten()];
-    const advanced = await this.backend.advanceSchedules(this.id, epoch, updates, prepared.behind ? undefined : at);
-    if (!advanced) {
-      // Fenced out: another instance leads now. Fires already claimed stay exactly-once.
-      this.checkIns.fencedOut(epoch);
-      this.book.invalidate();
-      return 0;
-    }
-    return prepared.behind ? 0 : this.sleepUntil(this.nextLeaderWake());
-  }
-
-  private nextLeaderWake(): number | null {
-    const due = this.book.earliest();
-    return due === null ? null : due - LOOKAHEAD_MS;
   }
 
   /**
