@@ -10,7 +10,7 @@
  * the sleeps.
  */
 import { EventEmitter } from 'node:events';
-import type { SchedulerLease, SchedulingBackend } from '../backend/contract.js';
+import type { SchedulingBackend } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
 import { shortId } from '../core/ids.js';
 import { sleep } from '../core/sleep.js';
@@ -20,7 +20,8 @@ import { FireRound, type FireEvent } from './fire-round.js';
 import { FireTally } from './fire-tally.js';
 import { LeaderTurn } from './leader-turn.js';
 import { DEFAULT_PLAN_OPTIONS } from './plan.js';
-import { ScheduleBook, type BookEntry } from './schedule-book.js';
+import { ScheduleBook } from './schedule-book.js';
+import { StandbyTurn } from './standby-turn.js';
 import { monotonicClock, StoreClock } from './store-clock.js';
 
 export type { FireEvent } from './fire-round.js';
@@ -67,9 +68,6 @@ export interface SchedulerView {
   isLeader: boolean;
 }
 
-/** A standby whose takeover found the leader had done it all waits up to this many times the takeover delay next time. */
-const MAX_TAKEOVER_BACKOFF = 4;
-
 /**
  * A scheduler instance, with the shape of the worker's parts (worker/component.ts): `start()`
  * begins the loop, `stop()` ends it, leaves the registry and resolves once nothing of it runs.
@@ -82,14 +80,11 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private readonly clock: StoreClock;
   private readonly book = new ScheduleBook();
   private readonly checkIns: CheckIns;
-  /** How many takeover delays a standby waits (doubles while its takeovers find a slow leader had done everything). */
-  private takeoverBackoff = 1;
-  /** A takeover found everything handled: was it this leader, slowly? (Decided at the next check-in.) */
-  private slowLeaderCheck: { holder: string; at: number } | null = null;
   private readonly tally = new FireTally();
   private readonly sync: BookSync;
   private readonly fires: FireRound;
   private readonly leader: LeaderTurn;
+  private readonly standby: StandbyTurn;
   private loop: Promise<void> | null = null;
   private readonly stopping = new AbortController();
   private firstCheckIn: Promise<void>;
@@ -103,11 +98,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.clock = new StoreClock(options.clock ?? monotonicClock);
     this.firstCheckIn = new Promise((resolve) => (this.resolveFirstCheckIn = resolve));
     this.checkIns = new CheckIns(backend, this.clock, this.tally, { id: this.id, leaseMs: this.leaseMs }, {
-      checkedIn: (lease) => this.checkedIn(lease),
+      checkedIn: (lease) => {
+        this.standby.checkedIn(lease);
+        this.resolveFirstCheckIn();
+      },
       leading: (epoch) => {
         // A new leader plans from the store's watermarks: what it finds handled answers `exists`.
         this.book.invalidate();
-        this.takeoverBackoff = 1;
+        this.standby.resetBackoff();
         this.emit('leader', epoch);
       },
       following: () => this.emit('follower'),
@@ -119,6 +117,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       (event) => this.emit('fire', event),
     );
     this.leader = new LeaderTurn(backend, this.id, this.book, this.checkIns, this.sync, this.fires, this.clock, this.stopping.signal);
+    this.standby = new StandbyTurn(this.book, this.checkIns, this.sync, this.fires, this.clock, this.takeoverDelayMs, this.stopping.signal);
   }
 
   /** True while this instance holds the leader lease. */
@@ -179,66 +178,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (this.stopping.signal.aborted) return 0;
     await this.sync.catchUp();
     this.checkIns.ticked();
-    return this.checkIns.epoch !== null ? this.leader.run() : this.standBy();
-  }
-
-  /** A takeover that found everything handled: was it this leader, slowly? The check-in tells. */
-  private checkedIn(lease: SchedulerLease | null): void {
-    if (this.slowLeaderCheck) {
-      const { holder, at } = this.slowLeaderCheck;
-      const slow = lease?.holder === holder && (lease.firedThrough ?? -Infinity) >= at;
-      this.takeoverBackoff = slow ? Math.min(MAX_TAKEOVER_BACKOFF, this.takeoverBackoff * 2) : 1;
-      this.slowLeaderCheck = null;
-    }
-    this.resolveFirstCheckIn();
-  }
-
-  /**
-   * A standby's turn: while the leader keeps up (its progress covers every fire that is due) it
-   * only sleeps. A fire overdue past the takeover delay is looked at again with a fresh
-   * check-in; if the leader has still not handled it, this instance fires everything due itself.
-   */
-  private async standBy(): Promise<number> {
-    this.book.raiseFloor(this.checkIns.lease?.firedThrough ?? null);
-    const takeoverAt = this.takeoverAt();
-    if (takeoverAt === null) return this.sleepUntil(null);
-    if (this.clock.now() < takeoverAt) return this.sleepUntil(takeoverAt);
-    await this.checkIns.checkIn();
-    if (this.checkIns.epoch !== null || this.stopping.signal.aborted) return 0;
-    await this.sync.catchUp();
-    this.book.raiseFloor(this.checkIns.lease?.firedThrough ?? null);
-    const stillAt = this.takeoverAt();
-    const now = this.clock.now();
-    if (stillAt === null || now < stillAt) return 0;
-    const holder = this.checkIns.lease?.holder ?? null;
-    const counts = await this.fires.send(this.fires.prepare(now, (entry) => now < this.knownAt(entry)), true);
-    // Anything new: the leader had not done it — the plain delay again. All already handled:
-    // if the next check-in shows the same leader past these fires, it is slow, not gone (another
-    // standby may have been quicker instead), and this standby looks later next time rather than
-    // repeat its work on every fire.
-    this.slowLeaderCheck = counts.fresh === 0 && counts.existing > 0 && holder !== null ? { holder, at: now } : null;
-    if (counts.fresh > 0) this.takeoverBackoff = 1;
-    return 0;
-  }
-
-  /**
-   * When the earliest due fire may be taken over: past its time by the takeover delay (times the
-   * backoff), and not before the leader had a check-in's time to learn of a schedule that is new
-   * to this book.
-   */
-  private takeoverAt(): number | null {
-    const entry = this.book.earliestEntry();
-    if (entry === null) return null;
-    return Math.max(entry.due + this.takeoverDelayMs * this.takeoverBackoff, this.knownAt(entry));
-  }
-
-  /** From when the leader has surely seen this version of the schedule, plus the takeover delay. */
-  private knownAt(entry: BookEntry): number {
-    return entry.loadedAt + this.checkIns.intervalMs + this.takeoverDelayMs;
-  }
-
-  /** Sleeps until the store time `at` (or the next check-in, whichever is first). */
-  private sleepUntil(at: number | null): number {
-    return this.checkIns.msUntil(at);
+    return this.checkIns.epoch !== null ? this.leader.run() : this.standby.run();
   }
 }
