@@ -13,11 +13,11 @@ import { EventEmitter } from 'node:events';
 import type { SchedulingBackend } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
 import { shortId } from '../core/ids.js';
-import { sleep } from '../core/sleep.js';
 import { BookSync } from './book-sync.js';
 import { CheckIns } from './check-in.js';
 import { FireRound, type FireEvent } from './fire-round.js';
 import { FireTally } from './fire-tally.js';
+import { FiringLoop } from './firing-loop.js';
 import { LeaderTurn } from './leader-turn.js';
 import { DEFAULT_PLAN_OPTIONS } from './plan.js';
 import { ScheduleBook } from './schedule-book.js';
@@ -71,21 +71,28 @@ export interface SchedulerView {
 /**
  * A scheduler instance, with the shape of the worker's parts (worker/component.ts): `start()`
  * begins the loop, `stop()` ends it, leaves the registry and resolves once nothing of it runs.
+ * It only wires its parts together:
+ *
+ * | part | file | what it does |
+ * |---|---|---|
+ * | store clock | `store-clock.ts` | "now" is the store's time, carried on the host clock between check-ins |
+ * | check-ins | `check-in.ts` | registry record, lease bid, epoch, leader's progress, downtime; leave at stop |
+ * | book | `schedule-book.ts` | each held schedule's next due time, in a min-heap |
+ * | book sync | `book-sync.ts` | reads what changed into the book; the run state the leader owes |
+ * | fire round | `fire-round.ts` | plans the due fires, sends them, applies the results |
+ * | leader turn | `leader-turn.ts` | fires on time (look-ahead, never early), advances with the epoch |
+ * | standby turn | `standby-turn.ts` | takes over fires the leader left overdue, with a backoff |
+ * | firing loop | `firing-loop.ts` | check-in, catch-up, then the leader's or the standby's turn |
  */
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly name = 'scheduler';
   readonly id: string;
   readonly leaseMs: number;
   readonly takeoverDelayMs: number;
-  private readonly clock: StoreClock;
-  private readonly book = new ScheduleBook();
   private readonly checkIns: CheckIns;
-  private readonly tally = new FireTally();
-  private readonly sync: BookSync;
-  private readonly fires: FireRound;
-  private readonly leader: LeaderTurn;
   private readonly standby: StandbyTurn;
-  private loop: Promise<void> | null = null;
+  private readonly loop: FiringLoop;
+  private running: Promise<void> | null = null;
   private readonly stopping = new AbortController();
   private firstCheckIn: Promise<void>;
   private resolveFirstCheckIn!: () => void;
@@ -95,29 +102,35 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.id = options.id ?? `scheduler-${process.pid}-${shortId()}`;
     this.leaseMs = options.leaseMs ?? 3_000;
     this.takeoverDelayMs = options.takeoverDelayMs ?? 500;
-    this.clock = new StoreClock(options.clock ?? monotonicClock);
+    const clock = new StoreClock(options.clock ?? monotonicClock);
+    const book = new ScheduleBook();
+    const tally = new FireTally();
     this.firstCheckIn = new Promise((resolve) => (this.resolveFirstCheckIn = resolve));
-    this.checkIns = new CheckIns(backend, this.clock, this.tally, { id: this.id, leaseMs: this.leaseMs }, {
+    this.checkIns = new CheckIns(backend, clock, tally, { id: this.id, leaseMs: this.leaseMs }, {
       checkedIn: (lease) => {
         this.standby.checkedIn(lease);
         this.resolveFirstCheckIn();
       },
       leading: (epoch) => {
         // A new leader plans from the store's watermarks: what it finds handled answers `exists`.
-        this.book.invalidate();
+        book.invalidate();
         this.standby.resetBackoff();
         this.emit('leader', epoch);
       },
       following: () => this.emit('follower'),
     });
-    this.sync = new BookSync(backend, this.book, this.checkIns, this.clock, (error) => this.report(error));
-    this.fires = new FireRound(
-      backend, this.book, this.sync, this.checkIns, this.clock, this.tally,
+    const sync = new BookSync(backend, book, this.checkIns, clock, (error) => this.report(error));
+    const fires = new FireRound(
+      backend, book, sync, this.checkIns, clock, tally,
       { plan: { ...DEFAULT_PLAN_OPTIONS, graceMs: options.graceMs ?? DEFAULT_PLAN_OPTIONS.graceMs }, keepHistory: options.keepHistory ?? 1_000 },
       (event) => this.emit('fire', event),
     );
-    this.leader = new LeaderTurn(backend, this.id, this.book, this.checkIns, this.sync, this.fires, this.clock, this.stopping.signal);
-    this.standby = new StandbyTurn(this.book, this.checkIns, this.sync, this.fires, this.clock, this.takeoverDelayMs, this.stopping.signal);
+    const leader = new LeaderTurn(backend, this.id, book, this.checkIns, sync, fires, clock, this.stopping.signal);
+    this.standby = new StandbyTurn(book, this.checkIns, sync, fires, clock, this.takeoverDelayMs, this.stopping.signal);
+    this.loop = new FiringLoop(book, this.checkIns, sync, leader, this.standby, this.stopping.signal, (error) => {
+      this.report(error);
+      this.resolveFirstCheckIn();
+    });
   }
 
   /** True while this instance holds the leader lease. */
@@ -131,8 +144,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return { leader: lease?.holder ?? null, epoch: lease?.epoch ?? null, isLeader: this.checkIns.epoch !== null };
   }
 
+  /** Begins the loop (once: a stopped scheduler does not start again). */
   start(): void {
-    this.loop ??= this.run();
+    this.running ??= this.loop.run();
   }
 
   /** Resolves after the first check-in (successful or not) of a started scheduler. */
@@ -140,44 +154,16 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return this.firstCheckIn;
   }
 
+  /** Ends the loop (a fire being waited for goes back to the book), then leaves the registry and releases the lease. */
   async stop(): Promise<void> {
     this.stopping.abort();
     this.resolveFirstCheckIn();
-    await this.loop;
-    if (this.loop === null) return;
+    await this.running;
+    if (this.running === null) return;
     await this.checkIns.leave().catch((error: unknown) => this.report(error));
   }
 
   private report(error: unknown): void {
     if (this.listenerCount('error') > 0) this.emit('error', error);
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.stopping.signal.aborted) {
-      let wait: number;
-      try {
-        wait = await this.step();
-        failures = 0;
-      } catch (error) {
-        this.report(error);
-        failures += 1;
-        wait = Math.min(this.checkIns.intervalMs, 100 * 2 ** failures);
-        // Look at the store afresh after a failure: the lease and the schedules may have moved.
-        this.checkIns.checkInNext();
-        this.book.invalidate();
-        this.resolveFirstCheckIn();
-      }
-      await sleep(Math.max(0, wait), this.stopping.signal);
-    }
-  }
-
-  /** One turn of the loop; returns how long to sleep (host ms). */
-  private async step(): Promise<number> {
-    if (this.checkIns.due) await this.checkIns.checkIn();
-    if (this.stopping.signal.aborted) return 0;
-    await this.sync.catchUp();
-    this.checkIns.ticked();
-    return this.checkIns.epoch !== null ? this.leader.run() : this.standby.run();
   }
 }
