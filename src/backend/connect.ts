@@ -11,7 +11,7 @@ export interface ConnectOptions {
   clockOffsetMs?: number;
 }
 
-/** The embedded default store (DESIGN §12). */
+/** The embedded default store. */
 export const DEFAULT_BACKEND_URL = 'sqlite:./taskline.db';
 
 const ACCEPTED = 'redis://host:port[/db], rediss://…, or sqlite:<path>';
@@ -38,7 +38,7 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
 }
 
 /**
- * The backend URL from the environment (DESIGN §12). REDIS_URL, BROKER_URL and RESULT_BACKEND
+ * The backend URL from the environment. REDIS_URL, BROKER_URL and RESULT_BACKEND
  * each select Redis; one store holds queues and results, so if two differ that is an error.
  */
 export function resolveBackendUrl(env: NodeJS.ProcessEnv): string {

@@ -10,7 +10,7 @@ import type { LockStore, ScheduleStore } from './schedule-contract.js';
 
 export * from './schedule-contract.js';
 
-/** Default retention of finished tasks (DESIGN §2). */
+/** Default retention of finished tasks. */
 export const DEFAULT_RETENTION = {
   completed: 24 * 3_600_000,
   dead: 30 * 24 * 3_600_000,
@@ -22,7 +22,7 @@ export const KEPT_STATES = ['completed', 'dead', 'cancelled'] as const;
 export type KeptState = (typeof KEPT_STATES)[number];
 
 /**
- * How many finished tasks of each final state a queue keeps at most (DESIGN §2: bounded counts
+ * How many finished tasks of each final state a queue keeps at most (bounded counts
  * per queue); null: no bound, only retention. Past a bound, the tasks whose retention ends first
  * (with one retention for all: the oldest) are deleted as others finish; 0 deletes a task as
  * soon as it finishes. Retention still applies within the bound.
@@ -100,7 +100,7 @@ export type Ack =
   /** Graceful shutdown: back to `queued`, the attempt is not counted. */
   | (AckBase & { kind: 'requeue' })
   /**
-   * No handler for the type in this worker (DESIGN §2): back to `retrying`, due after `delay`
+   * No handler for the type in this worker: back to `retrying`, due after `delay`
    * ms, for a worker that has one; the attempt, its records, the last error and the queue's
    * counts stay as they were before the claim (`attempt` is not stored).
    */
@@ -138,7 +138,7 @@ export interface WorkerInfo {
 }
 
 /**
- * A task type a worker handles, as recorded in the store (DESIGN §2: typed at every door). The
+ * A task type a worker handles, as recorded in the store (typed at every door). The
  * task center and the CLI validate payloads of a type that has a schema before storing them.
  */
 export interface TaskTypeInfo {

@@ -5,7 +5,7 @@
  */
 import type { NewTask, TaskState } from '../core/task.js';
 import type { OverlapPolicy, Schedule, ScheduleDefinition, ScheduleState } from '../core/schedule.js';
-// ── schedules (DESIGN §6) and locks (§7) ──────────────────────────────────────
+// ── schedules and locks ──────────────────────────────────────
 
 /** One fire to record, and for `enqueue` its task to store (the task id is the fire id). */
 export interface FireRequest {
@@ -62,7 +62,7 @@ export interface ScheduleUpdate {
   state: ScheduleState;
 }
 
-// ── scheduler instances (DESIGN §6.8) ─────────────────────────────────────────
+// ── scheduler instances ─────────────────────────────────────────
 
 /** What a scheduler instance reports of itself at each check-in. */
 export interface SchedulerInstance {
@@ -188,7 +188,7 @@ export interface ScheduleStore {
   listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]>;
 }
 
-/** Distributed locks with fencing tokens (DESIGN §7). */
+/** Distributed locks with fencing tokens. */
 export interface LockStore {
   /** Returns a fencing token (strictly increasing per key), or null when the lock is held. */
   acquireLock(key: string, owner: string, ttlMs: number): Promise<number | null>;

@@ -1,5 +1,5 @@
 /**
- * How both stores keep a recorded task type (DESIGN §2): one JSON document per type or pattern,
+ * How both stores keep a recorded task type: one JSON document per type or pattern,
  * `{schema, queues, recordedAt}`, written whole by the last worker to record it. Reading is
  * defensive: a document that does not parse reads as a type without a schema, never as a
  * failed listing.

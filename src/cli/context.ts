@@ -1,5 +1,5 @@
 /**
- * What every command gets: the resolved settings (§12), the output, and the store — opened on
+ * What every command gets: the resolved settings, the output, and the store — opened on
  * first use and closed when the command ends.
  */
 import { existsSync } from 'node:fs';

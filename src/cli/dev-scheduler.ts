@@ -1,5 +1,5 @@
 /**
- * The scheduler part of `taskline dev`: the §13 example schedules and the config file's
+ * The scheduler part of `taskline dev`: the example schedules and the config file's
  * schedules, reconciled as config-owned, then a Scheduler firing them; and the banner lines.
  */
 import type { Backend } from '../backend/contract.js';

@@ -1,4 +1,4 @@
-/** The `taskline` command tree (DESIGN §11). One file per command under commands/. */
+/** The `taskline` command tree. One file per command under commands/. */
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.js';
 import { registerDevCommand } from './commands/dev.js';

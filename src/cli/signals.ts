@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown for long-running commands (DESIGN §3): the first SIGTERM/SIGINT starts a
+ * Graceful shutdown for long-running commands: the first SIGTERM/SIGINT starts a
  * graceful stop; a second one exits at once (exit 1 — the leases of running tasks expire and
  * other workers recover them).
  */

@@ -1,6 +1,6 @@
 /**
  * The scheduler of the processes that run one (`taskline dev`, `taskline server`): reconcile the
- * config-owned schedules (DESIGN §6: upserted by id, removed when gone from the file), then start
+ * config-owned schedules (upserted by id, removed when gone from the file), then start
  * a Scheduler. Any number of these processes may run on one store; one leads at a time.
  */
 import { basename } from 'node:path';
@@ -24,7 +24,7 @@ export function nextFire(schedule: Schedule, now: number): number | null {
   }
 }
 
-/** What startScheduler needs of the settings (§12): the `Settings` of the CLI fit. */
+/** What startScheduler needs of the settings: the `Settings` of the CLI fit. */
 export interface SchedulerConfig {
   /** The config file's `schedules`, reconciled as config-owned. */
   schedules: ScheduleInput[];

@@ -1,5 +1,5 @@
 /**
- * Payload checks for the types workers recorded in the store (DESIGN §2: typed at every door).
+ * Payload checks for the types workers recorded in the store (typed at every door).
  * The task center and the CLI have no `defineTask` of their own; they check a payload of a type
  * with a recorded JSON Schema before storing it, so a bad payload is a 422 at the door, not a
  * task that dies in the worker.

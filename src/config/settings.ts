@@ -1,5 +1,5 @@
 /**
- * Configuration (DESIGN §12). Precedence: command-line flags > environment > config file >
+ * Configuration. Precedence: command-line flags > environment > config file >
  * defaults. Invalid settings fail at start with one line naming the setting and the accepted form.
  */
 import { basename } from 'node:path';

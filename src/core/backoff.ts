@@ -1,7 +1,7 @@
 import type { BackoffSpec, TaskRecord } from './task.js';
 import { TasklineError } from './errors.js';
 
-/** Exponential backoff defaults (DESIGN §4): base 10 s, max 1 h, up to 25 % jitter. */
+/** Exponential backoff defaults: base 10 s, max 1 h, up to 25 % jitter. */
 export const DEFAULT_BACKOFF: BackoffSpec = { type: 'exponential', base: 10_000, max: 3_600_000 };
 export const JITTER_FRACTION = 0.25;
 

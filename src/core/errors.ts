@@ -1,5 +1,5 @@
 /**
- * Errors. Two kinds (STYLE §8):
+ * Errors. Two kinds:
  * - flow errors a handler throws to steer retries: PermanentError (alias SkipRetry), RetryableError;
  * - system errors with a stable code, all defined here: TasklineError.
  */

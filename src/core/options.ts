@@ -5,7 +5,7 @@ import { validateBackoffSpec } from './backoff.js';
 import { duration, headers as validHeaders, isWellFormed, quote, text, time, wholeNumber } from './validate.js';
 import type { BackoffSpec, NewTask, TaskLinks } from './task.js';
 
-/** Options of one enqueue (DESIGN §2). Each default is given in its comment. */
+/** Options of one enqueue. Each default is given in its comment. */
 export interface EnqueueOptions {
   /** Queue name: letters, digits and `_ . : -`, up to 100 characters. Default `default`. */
   queue?: string;
@@ -115,7 +115,7 @@ export function serializePayload(payload: unknown, maxBytes: number): string {
 
 /**
  * The first value JSON would drop or change — a function, symbol or bigint, NaN or Infinity —
- * or a string with a lone surrogate (every stored string is well-formed Unicode, DESIGN §2),
+ * or a string with a lone surrogate (every stored string is well-formed Unicode),
  * as "<kind> at <key>", or null. Objects with toJSON (Date…) are taken as they serialise.
  * Never called on a value with a cycle (JSON.stringify rejects those first).
  */

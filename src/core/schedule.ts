@@ -1,5 +1,5 @@
 /**
- * The schedule model (DESIGN §6): what a schedule is, its run state and the ids of its fires —
+ * The schedule model: what a schedule is, its run state and the ids of its fires —
  * shared by the scheduler, the stores and the task center. Validating a schedule given by a
  * user is scheduler/schedule.ts.
  */

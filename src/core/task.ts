@@ -13,7 +13,7 @@
  * - fire, schedule, watermark: the scheduler's words (see scheduler/).
  */
 
-/** Every state of the lifecycle (DESIGN §2). */
+/** Every state of the lifecycle. */
 export const TASK_STATES = [
   'scheduled',
   'queued',
@@ -36,7 +36,7 @@ export function isFinished(state: TaskState): boolean {
   return FINISHED_STATES.includes(state);
 }
 
-/** How long to wait before the next attempt (DESIGN §4). Stored with the task. */
+/** How long to wait before the next attempt. Stored with the task. */
 export type BackoffSpec =
   | { type: 'exponential'; base: number; max: number }
   | { type: 'fixed'; delay: number };
@@ -75,7 +75,7 @@ export interface NewTask {
   generatedId?: boolean;
 }
 
-/** One run of a handler (DESIGN §4: every attempt is recorded). */
+/** One run of a handler (every attempt is recorded). */
 export interface AttemptRecord {
   attempt: number;
   startedAt: number;

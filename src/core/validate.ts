@@ -1,5 +1,5 @@
 /**
- * The one validation layer for values Taskline stores (DESIGN §2: typed at every door). The
+ * The one validation layer for values Taskline stores (typed at every door). The
  * library, the HTTP API, the CLI and the config file all reach the store through these checks
  * (enqueue options, schedules, pauses; the stores check types, headers and unique keys once
  * more), so a value that passes can be read back and presented. Values stored before a rule

@@ -1,5 +1,5 @@
 /**
- * The example task types (DESIGN §13), declared once with their payload schemas and defaults so
+ * The example task types, declared once with their payload schemas and defaults so
  * producers and workers share them: `client.enqueue(reportGenerate, { title: 'Q3' })`.
  * Optional fields have no zod `.default()`: the payload type is then the same on both sides, and
  * each handler states its defaults.

@@ -1,5 +1,5 @@
 /**
- * The example handlers (DESIGN §13), registered on a worker. `taskline dev` uses them; so can
+ * The example handlers, registered on a worker. `taskline dev` uses them; so can
  * `taskline worker --handlers dist/examples/handlers.js` (the default export reads its settings
  * from the environment: TASKLINE_EXAMPLES_DIR, SMTP_URL, MAIL_FROM, APP_DATABASE).
  */

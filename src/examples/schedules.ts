@@ -1,5 +1,5 @@
 /**
- * The example schedules (DESIGN §13) that `taskline dev` reconciles as config-owned schedules:
+ * The example schedules that `taskline dev` reconciles as config-owned schedules:
  * a weekly report, a session clean-up every six hours, an external sync every five minutes (of
  * SYNC_URL, else of the built-in sample records).
  */

@@ -1,5 +1,5 @@
 /**
- * Distributed locks with fencing tokens (DESIGN §7), on any backend with the LockStore
+ * Distributed locks with fencing tokens, on any backend with the LockStore
  * operations. Release and extend act only while the caller still owns the lock; each acquisition
  * gets a token strictly greater than the previous one, so a resource can refuse writes from a
  * holder whose lock has since expired and been taken by someone else.

@@ -1,4 +1,4 @@
-/** Structured JSON logs (pino) with the task id, type and queue on every task line (DESIGN §10). */
+/** Structured JSON logs (pino) with the task id, type and queue on every task line. */
 import { pino, type Logger } from 'pino';
 import type { Worker } from '../worker/worker.js';
 

@@ -1,5 +1,5 @@
 /**
- * W3C trace context from enqueue to handler (DESIGN §10), through `@opentelemetry/api` only: no
+ * W3C trace context from enqueue to handler, through `@opentelemetry/api` only: no
  * SDK is forced on users. With an SDK registered by the application, the producer's active span
  * becomes the parent of the handler's spans; without one, nothing happens.
  */

@@ -1,5 +1,5 @@
 /**
- * A worker's Prometheus metrics (DESIGN §10), with exactly the names existing alert rules expect;
+ * A worker's Prometheus metrics, with exactly the names existing alert rules expect;
  * `taskline worker` serves them on METRICS_PORT (metrics-endpoint.ts), `taskline dev` on its one
  * port: scheduler_tasks_dispatched_total{task_name}, scheduler_tasks_completed_total{task_name},
  * scheduler_tasks_failed_total{task_name} (attempts that failed),

@@ -1,5 +1,5 @@
 /**
- * Alert webhooks (DESIGN §10), sent by the task center — never by a worker, so a slow webhook
+ * Alert webhooks, sent by the task center — never by a worker, so a slow webhook
  * never holds up a task: a task going dead, a schedule missing or failing N fires in a row, a
  * queue's backlog over a threshold. Each alert is POSTed to every webhook (generic JSON, or
  * Slack-compatible `{text}`), with a timeout and retries; at most `maxPending` deliveries wait,

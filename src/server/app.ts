@@ -1,5 +1,5 @@
 /**
- * The task center's HTTP API (DESIGN §9) as a Fastify instance: routes/ (one file per resource),
+ * The task center's HTTP API as a Fastify instance: routes/ (one file per resource),
  * auth, SSE, metrics, health and the OpenAPI document. `buildServer` makes the instance without
  * listening, so tests drive it in-process with `inject()`; `taskline server` listens.
  */

@@ -1,5 +1,5 @@
 /**
- * Bearer-token auth (DESIGN §9): an admin token may do everything, a read-only token may only
+ * Bearer-token auth: an admin token may do everything, a read-only token may only
  * read. Tokens are compared in constant time (SHA-256 digests of equal length through
  * crypto.timingSafeEqual, so neither the content nor the length leaks). With no token
  * configured every request is allowed — and the server binds to loopback only (bindAddress).

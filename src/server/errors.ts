@@ -1,5 +1,5 @@
 /**
- * How the HTTP API fails (DESIGN §9): every error is `{"error":{"code","message"}}` with a status
+ * How the HTTP API fails: every error is `{"error":{"code","message"}}` with a status
  * that fits its stable code. This file is the one place that maps codes to statuses; bad input is
  * always a 4xx, never a 500. Every door answers so: a route's error, Fastify's own (bad URL,
  * limits, content type), no route (404) or a wrong method (405), a store that cannot be reached

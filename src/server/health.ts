@@ -1,4 +1,4 @@
-/** Liveness and readiness (DESIGN §9). */
+/** Liveness and readiness. */
 import type { Backend } from '../backend/contract.js';
 import { storeOutage } from './errors.js';
 import { defineRoute, type AnyRoute } from './route.js';

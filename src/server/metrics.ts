@@ -1,5 +1,5 @@
 /**
- * The task center's Prometheus metrics (DESIGN §10), with exactly the names existing alert rules
+ * The task center's Prometheus metrics, with exactly the names existing alert rules
  * expect (a worker's are in observability/worker-metrics.ts). Served on its HTTP port at /metrics:
  *   scheduler_queue_depth{queue_name} (queued tasks, read from the store at scrape time),
  *   scheduler_workers (live workers, at scrape time), scheduler_leader{instance} (1 on the scheduler

@@ -1,5 +1,5 @@
 /**
- * The API's view of stored things: snake_case fields and ISO-8601 times (DESIGN §9).
+ * The API's view of stored things: snake_case fields and ISO-8601 times.
  *
  * A stored value that cannot be presented never makes a read fail: validation keeps such values
  * out of the store, but a store may hold ones written by an older version or by hand, and one bad

@@ -18,7 +18,7 @@ const queryInt = (max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().nonn
 export const TaskState = z.enum(TASK_STATES);
 export const BulkState = z.enum(['scheduled', 'queued', 'retrying', 'completed', 'dead', 'cancelled']);
 
-/** Enqueue options (DESIGN §2), as JSON. */
+/** Enqueue options, as JSON. */
 const enqueueOptions = {
   queue: z.string().optional(),
   id: z.string().optional(),

@@ -1,6 +1,6 @@
 /**
  * Runs one attempt of a claimed task — validation, middleware, handler, timeout — and turns
- * what happened into the ack to write (DESIGN §4).
+ * what happened into the ack to write.
  */
 import type { Ack } from '../backend/contract.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffOption } from '../core/backoff.js';
@@ -60,7 +60,7 @@ export function runAttempt(
     }
     const { handler } = registration;
     const run = policy.middleware.length === 0 ? () => handler(ctx.payload, ctx) : () => compose(policy.middleware, handler)(ctx);
-    // W3C trace context from the producer, when the task carries one (DESIGN §10).
+    // W3C trace context from the producer, when the task carries one.
     value = task.headers.traceparent === undefined ? run() : inTraceContext(task.headers, run);
   } catch (error) {
     ended(execution, outcomeOf(execution, false, error, policy));
@@ -105,7 +105,7 @@ export function runAttempt(
 }
 
 /**
- * A task of a type this worker has no handler for (DESIGN §2): handed back without using an
+ * A task of a type this worker has no handler for: handed back without using an
  * attempt when another live worker serving its queue handles the type; otherwise a failed
  * attempt, so it dies only when no worker has handled it for longer than its retries allow.
  */

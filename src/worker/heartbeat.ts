@@ -12,7 +12,7 @@ const TYPES_EVERY_MS = 60_000;
 /**
  * Records the worker in the store's registry every interval, with the types it handles; the
  * entry expires when beats stop. The types and their payload schemas are recorded at start and
- * every minute (DESIGN §2).
+ * every minute.
  */
 export class Heartbeat extends PeriodicComponent {
   private typesRecordedAt = 0;

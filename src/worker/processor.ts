@@ -65,7 +65,7 @@ export class Processor implements Component, ContextHost {
   /**
    * After handing a task back (no handler here), an idle wait of this worker does not end for
    * a due task before this time (Date.now): the handed-back task falls due first, and the
-   * worker with its handler — woken by the hand-back — claims it (DESIGN §2). Claims for new
+   * worker with its handler — woken by the hand-back — claims it. Claims for new
    * work are not held back, so this worker's own tasks run on.
    */
   private handedBackUntil = 0;

@@ -1,5 +1,5 @@
 /**
- * What a worker tells the store about the types it handles (DESIGN §2: typed at every door):
+ * What a worker tells the store about the types it handles (typed at every door):
  * each handled type or pattern with the JSON Schema of its defined payload, recorded at start
  * and every minute; and what it learns from the other live workers, so that a task it has no
  * handler for is handed back to a worker that has one rather than failed.

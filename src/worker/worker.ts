@@ -23,7 +23,7 @@ import { TimeoutWatch } from './timeout-watch.js';
 import { quote } from '../core/validate.js';
 import { validateTaskId } from '../core/options.js';
 
-/** Options of a Worker (DESIGN §3). Each default is given in its comment. */
+/** Options of a Worker. Each default is given in its comment. */
 export interface WorkerOptions {
   /** Tasks run at once. Default 10. */
   concurrency?: number;

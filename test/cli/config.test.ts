@@ -1,4 +1,4 @@
-/** §12 configuration: precedence flags > environment > config file > defaults; one-line errors. */
+/** Configuration: precedence flags > environment > config file > defaults; one-line errors. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +25,7 @@ async function failure(promise: Promise<unknown>): Promise<{ message: string; so
 }
 
 describe('loadSettings', () => {
-  it('defaults: the embedded store and the §12 defaults', async () => {
+  it('defaults: the embedded store and the defaults', async () => {
     expect(await loadSettings({ env: {}, cwd })).toEqual({
       backend: 'sqlite:./taskline.db', backendFrom: 'default', prefix: undefined, maxRetries: 3, defaultQueue: 'default', lockTtlMs: 30_000,
       schedulerLeaseMs: 3_000, takeoverDelayMs: 500, metricsPort: 9090, port: 8080, apiToken: undefined, readToken: undefined, configFile: null, schedules: [],

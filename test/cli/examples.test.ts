@@ -1,5 +1,5 @@
 /**
- * The §13 example handlers doing their real work, run by a real Worker on each backend: HTTP
+ * The example handlers doing their real work, run by a real Worker on each backend: HTTP
  * against a local node:http server, SMTP against a local node:net server, SQLite tables, files.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

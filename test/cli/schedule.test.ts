@@ -44,7 +44,7 @@ describe.each(BACKEND_KINDS)('taskline schedule on %s', (kind) => {
     expect(json.schedules[0]).toMatchObject({ paused: true, pauseNote: 'not yet', nextRunAt: null });
   }, 120_000);
 
-  it('add takes every option of §6 and stores it', async () => {
+  it('add takes every option and stores it', async () => {
     const result = await cli(
       '--json', 'schedule', 'add', 'full', '--cron', '@every 90s', '--tz', 'America/New_York', '--type', 'report:generate', '--payload', '{"title":"T"}', '--queue', 'critical',
       '--max-retries', '1', '--timeout', '1m', '--overlap', 'bufferOne', '--catch-up', 'all:6h', '--jitter', '5s', '--start-at', '2030-01-01T00:00:00Z', '--end-at', '2031-01-01',

@@ -1,4 +1,4 @@
-/** Distributed locks (DESIGN §7) on a real store, within one process and across processes. */
+/** Distributed locks on a real store, within one process and across processes. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * W3C trace context from enqueue to handler (DESIGN §10). Taskline uses @opentelemetry/api only;
+ * W3C trace context from enqueue to handler. Taskline uses @opentelemetry/api only;
  * an application brings the SDK. Here a minimal context manager (AsyncLocalStorage) and W3C
  * propagator stand in for that SDK; the store is real.
  */

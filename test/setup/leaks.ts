@@ -1,6 +1,6 @@
 /**
  * Fails a test file that leaves a connection, timer, server or child process behind
- * (STYLE §10: tests clean up). Compares Node's active resources after the file with before it.
+ * (tests clean up). Compares Node's active resources after the file with before it.
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 

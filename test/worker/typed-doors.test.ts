@@ -1,5 +1,5 @@
 /**
- * Typed at every door (DESIGN §2): workers record their types with payload schemas; the task
+ * Typed at every door: workers record their types with payload schemas; the task
  * center checks payloads of known types before storing them (422); a task a worker has no
  * handler for is handed back, without using an attempt, to a worker that has one.
  */

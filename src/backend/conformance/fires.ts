@@ -1,7 +1,7 @@
 /**
  * Conformance: fire() — recording a schedule's fires and enqueueing their tasks, each fire at most
- * once across every scheduler (DESIGN §6.1), the overlap policies (§6.3), bounded fire history
- * whose pruned fires stay no-ops, and listFires (§6.6).
+ * once across every scheduler, the overlap policies, bounded fire history
+ * whose pruned fires stay no-ops, and listFires.
  */
 import { describe, expect, it } from 'vitest';
 import {

@@ -1,4 +1,4 @@
-/** Conformance: bounds on the finished tasks a queue keeps (setQueueKeep, DESIGN §2). */
+/** Conformance: bounds on the finished tasks a queue keeps (setQueueKeep). */
 import { describe, expect, it } from 'vitest';
 import type { Backend, BackendEvent } from '../contract.js';
 import {

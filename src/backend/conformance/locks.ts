@@ -1,5 +1,5 @@
 /**
- * Conformance: distributed locks with fencing tokens (DESIGN §7) — mutual exclusion, expiry by
+ * Conformance: distributed locks with fencing tokens — mutual exclusion, expiry by
  * the store clock, strictly increasing tokens per key, and extend/release only by the holder.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Conformance: the scheduler instances (DESIGN §6.8) — check-ins that record each instance and
+ * Conformance: the scheduler instances — check-ins that record each instance and
  * bid for the lease, the leader's progress (firedThrough) written with its run state, gaps of
  * downtime when no instance checked in, the schedules' version, resumedAt, leaving, listing.
  */

@@ -1,5 +1,5 @@
 /**
- * Conformance: schedule storage (DESIGN §6) — create, update, upsert, delete and generations,
+ * Conformance: schedule storage — create, update, upsert, delete and generations,
  * pause and resume — the scheduler's leader lease with its fencing epoch, and the fenced write of
  * run state (advanceSchedules).
  */

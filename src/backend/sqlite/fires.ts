@@ -1,5 +1,5 @@
 /**
- * Fires of schedules on SQLite (DESIGN §6.1, §6.3, §6.6): recording each fire at most once and
+ * Fires of schedules on SQLite: recording each fire at most once and
  * enqueueing its task in the same transaction, the overlap policies, bounded fire history with a
  * floor below which pruned fires stay no-ops. The SQLite counterpart of redis/lua/fire.lua and
  * fire-history.lua; tasks are stored and cancelled through the ordinary enqueue and cancel paths.

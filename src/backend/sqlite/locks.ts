@@ -1,5 +1,5 @@
 /**
- * Distributed locks with fencing tokens (DESIGN §7) on SQLite: one row per key. `fence` counts
+ * Distributed locks with fencing tokens on SQLite: one row per key. `fence` counts
  * acquisitions and is the token of the latest; the lock is held while `owner` is set and
  * `expires_at` is after now (the store clock). The counterpart of redis/lua/lock.lua.
  */

@@ -1,5 +1,5 @@
 /**
- * The scheduler instances (DESIGN §6.8) on SQLite: the leader lease, the registry of live
+ * The scheduler instances on SQLite: the leader lease, the registry of live
  * instances and the record of scheduler downtime. The SQLite counterpart of
  * redis/lua/schedulers.lua, with the same semantics.
  */

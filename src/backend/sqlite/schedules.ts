@@ -1,5 +1,5 @@
 /**
- * Schedules (DESIGN §6) on SQLite: storage and generations, pause and resume, and the fenced
+ * Schedules on SQLite: storage and generations, pause and resume, and the fenced
  * write of run state. The SQLite counterpart of redis/lua/schedule-save.lua and
  * schedule-advance.lua, with the same semantics; the lease itself is in schedulers.ts.
  */

@@ -1,4 +1,4 @@
-/** The task types workers record (DESIGN §2), one row per type or pattern. */
+/** The task types workers record, one row per type or pattern. */
 import type { TaskTypeInfo } from '../contract.js';
 import { decodeTaskType, encodeTaskType } from '../task-types.js';
 import type { StatementCache } from './database.js';

@@ -1,4 +1,4 @@
-/** `taskline schedule ls|add|rm|pause|resume|trigger|preview|fires` (DESIGN §6.5, §11). */
+/** `taskline schedule ls|add|rm|pause|resume|trigger|preview|fires`. */
 import { Option, type Command } from 'commander';
 import { parseCron, upcoming } from '../../scheduler/cron.js';
 import type { Schedule } from '../../core/schedule.js';

@@ -1,4 +1,4 @@
-/** Scheduler instances and which one leads (DESIGN §6.8). */
+/** Scheduler instances and which one leads. */
 import type { ServerContext } from '../context.js';
 import { leaseView, schedulerView } from '../present.js';
 import { defineRoute, type AnyRoute } from '../route.js';

@@ -1,4 +1,4 @@
-/** Schedules (DESIGN §6.5): CRUD, pause/resume, trigger, backfill, fire history, preview. */
+/** Schedules: CRUD, pause/resume, trigger, backfill, fire history, preview. */
 import type { z } from 'zod';
 import { scheduleService, type ServerContext } from '../context.js';
 import { fireView, iso, scheduleView } from '../present.js';

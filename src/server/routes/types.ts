@@ -1,4 +1,4 @@
-/** Task types known to the store (DESIGN §2: typed at every door). */
+/** Task types known to the store (typed at every door). */
 import { knownTaskTypes, type KnownTaskType } from '../../client/recorded-types.js';
 import type { ServerContext } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';

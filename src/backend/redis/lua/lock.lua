@@ -1,4 +1,4 @@
--- Distributed locks with fencing tokens (DESIGN §7).
+-- Distributed locks with fencing tokens.
 -- KEYS 1 owner (string "<owner>|<token>\t<expires ms>", with a TTL), 2 fence (counter of acquisitions).
 -- ARGV 1 clock offset, 2 mode (acquire | extend | release), 3 owner, 4 token, 5 ttl ms.
 -- acquire: returns the new fencing token, or 0 when another owner holds the lock.

@@ -1,4 +1,4 @@
--- The scheduler instances (DESIGN §6.8): the leader lease, the registry of live instances and
+-- The scheduler instances: the leader lease, the registry of live instances and
 -- the record of scheduler downtime.
 -- KEYS 1 leader (hash: holder, epoch, expires, through), 2 registry (hash id -> { seen, instance }),
 -- 3 seen (zset id -> store time its entry expires), 4 downtime (hash: alive = latest check-in,
