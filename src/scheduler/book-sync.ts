@@ -1,5 +1,5 @@
 /**
- * Keeps an instance's book (schedule-book.ts) in step with the store's schedules (DESIGN §6.9).
+ * Keeps an instance's book (schedule-book.ts) in step with the store's schedules.
  * When the schedules' version a check-in read has moved, only what changed since the book's
  * version is read; all of it when the book was invalidated (a change of leadership, a failure) or
  * the version went back (a store restored or emptied). While the instance leads, it also notes

@@ -1,5 +1,5 @@
 /**
- * The check-in (DESIGN §6.8): every third of the lease, each instance, leader or standby, reports
+ * The check-in: every third of the lease, each instance, leader or standby, reports
  * itself in the registry and bids for the leader lease, in one atomic store call. The answer says
  * who leads (with the fencing epoch that makes a deposed leader's writes refused), how far the
  * leader has fired, the schedules' version and the downtime, and it sets the store clock.

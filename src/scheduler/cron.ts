@@ -1,5 +1,5 @@
 /**
- * Cron expressions with Taskline's time-zone rules (DESIGN §6.4). croner only matches fields:
+ * Cron expressions with Taskline's time-zone rules. croner only matches fields:
  * it runs in UTC over "wall" times (local date-times written as UTC), and this module maps each
  * matching wall time to real instants in the schedule's zone:
  * - a fixed-time expression (no `*`, range or step in its second/minute/hour fields) whose time

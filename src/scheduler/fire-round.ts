@@ -1,5 +1,5 @@
 /**
- * One round of fires (DESIGN §6.2, §6.3): plan every schedule that is due, send the fires (each
+ * One round of fires: plan every schedule that is due, send the fires (each
  * queue's in one store call), then apply the results to the run states and put the schedules back
  * in the book. The leader runs a round when fires are due; a standby runs one to take over fires
  * the leader has left overdue. A fire is recorded at most once whoever sends it: its id is

@@ -1,5 +1,5 @@
 /**
- * The loop of one scheduler instance (DESIGN §6.8): each turn checks in when it is due, brings
+ * The loop of one scheduler instance: each turn checks in when it is due, brings
  * the book up to the store's schedules, then takes the leader's turn or a standby's and sleeps
  * for as long as that turn says. A failed turn is reported and the next one looks at the store
  * afresh, after a backoff that stays under a check-in's interval.

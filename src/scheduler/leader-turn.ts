@@ -1,5 +1,5 @@
 /**
- * The leader's turn of the loop (DESIGN §6.8): fire everything due, then write the run states
+ * The leader's turn of the loop: fire everything due, then write the run states
  * with the fencing epoch, which the store refuses once another instance holds the lease. Fires
  * already claimed stay exactly-once either way. When the next fire is less than LOOKAHEAD_MS
  * away, its fires are prepared now and sent the moment they are due, so planning stays off the lag.

@@ -1,5 +1,5 @@
 /**
- * Which fires of a schedule are due now and what to do with each (DESIGN §6.2, §6.8): pure, so
+ * Which fires of a schedule are due now and what to do with each: pure, so
  * the catch-up rules are tested without a store or a clock.
  */
 import type { FireBatch, FireRequest, SchedulerDowntime } from '../backend/contract.js';
@@ -40,8 +40,7 @@ export function inDowntime(t: number, downtime: SchedulerDowntime): boolean {
 }
 
 /**
- * The due fires of a schedule as of `now` (store time) and what to do with each (DESIGN §6.2,
- * §6.8). A fire more than `graceMs` late is *missed* when no scheduler ran at its time (it lies
+ * The due fires of a schedule as of `now` (store time) and what to do with each. A fire more than `graceMs` late is *missed* when no scheduler ran at its time (it lies
  * in `downtime`; without it, every late fire counts as missed) or the schedule was paused then;
  * missed fires go to the catch-up policy within its window and are recorded `missed` otherwise.
  * Any other late fire was delayed (a failover, a busy leader): it is enqueued, late.

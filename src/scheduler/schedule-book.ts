@@ -1,5 +1,5 @@
 /**
- * The schedules as one scheduler instance holds them (DESIGN §6.8, §6.9): every instance keeps
+ * The schedules as one scheduler instance holds them: every instance keeps
  * them planned, the leader to fire them and the standbys to notice a fire the leader has not
  * handled. Each schedule's next due time sits in a min-heap, so a tick looks only at the
  * schedules that are due: 10,000 held schedules cost a tick no more than the ones firing.

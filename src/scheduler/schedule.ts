@@ -1,5 +1,5 @@
 /**
- * Schedules (DESIGN §6): what a schedule is, and the validation of a definition.
+ * Schedules: what a schedule is, and the validation of a definition.
  *
  * Glossary
  * - schedule: a stable id, a cron expression in a time zone, and the template of the task each

@@ -1,5 +1,5 @@
 /**
- * The scheduler (DESIGN §6.1, §6.8): any number of instances may run, and every one keeps the
+ * The scheduler: any number of instances may run, and every one keeps the
  * schedules planned. One leads (a short lease with a fencing epoch, so a deposed leader's writes
  * are refused) and fires each fire when it is due. A standby that finds a fire overdue past the
  * takeover delay, unhandled by the leader, fires it itself and bids for the lease at each

@@ -1,5 +1,5 @@
 /**
- * Schedule operations (DESIGN §6.5) for code, the CLI and the HTTP API: CRUD, pause/resume,
+ * Schedule operations for code, the CLI and the HTTP API: CRUD, pause/resume,
  * trigger now, backfill, preview, fire history, and reconciling the config file's schedules.
  */
 import type { FireRecord, FireResult, SchedulingBackend } from '../backend/contract.js';

@@ -1,5 +1,5 @@
 /**
- * A standby's turn of the loop, the takeover (DESIGN §6.8): while the leader keeps up (its
+ * A standby's turn of the loop, the takeover: while the leader keeps up (its
  * progress covers every fire that is due) a standby only sleeps. A fire overdue past the takeover
  * delay is looked at again with a fresh check-in; if the leader has still not handled it, the
  * standby fires everything due itself. So a leader that dies, freezes or loses the store costs no

@@ -1,5 +1,5 @@
 /**
- * "Now" for a scheduler instance is the store's clock (DESIGN §6.8): each check-in reads it, and
+ * "Now" for a scheduler instance is the store's clock: each check-in reads it, and
  * between check-ins it is carried on the host clock, which only paces the sleeps. So instances
  * whose host clocks disagree still fire each nominal time at the same store time.
  */

@@ -1,5 +1,5 @@
 /**
- * Instances whose clocks are 30 s off (DESIGN §6.1: "now" is the store's clock): three
+ * Instances whose clocks are 30 s off ("now" is the store's clock): three
  * `taskline server` processes, one with its clock 30 s ahead and one 30 s behind (Debian's
  * `faketime`), each leading in turn as the leader is killed. No fire is early, none is twice.
  */

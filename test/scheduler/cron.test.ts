@@ -22,7 +22,7 @@ describe('cron expressions', () => {
       '2026-01-01T00:03:00.000Z',
     ]);
     expect(parseCron('@every 1h30m', 'UTC', { anchor: after('2026-01-01T00:10:00Z') }).next(after('2026-01-01T00:10:00Z'))).toBe(after('2026-01-01T01:40:00Z'));
-    // The §13 examples.
+    // The examples.
     expect(formatLocal(parseCron('0 0 9 * * 1').next(after('2026-11-29T00:00:00Z'))!, 'UTC')).toBe('2026-11-30T09:00:00+00:00');
     expect(parseCron('0 0 */6 * * *').kind).toBe('interval');
     expect(parseCron('0 30 9 * * *').kind).toBe('fixed');
@@ -54,7 +54,7 @@ describe('cron expressions', () => {
   });
 });
 
-describe('DST rules (§6.4), explicit cases', () => {
+describe('DST rules, explicit cases', () => {
   it('America/New_York: 02:30 daily fires at 03:30 on the spring-forward day, once on the fall-back day', () => {
     const tz = 'America/New_York';
     const spring = upcoming(parseCron('0 30 2 * * *', tz), after('2026-03-07T12:00:00Z'), 3).map(local(tz));

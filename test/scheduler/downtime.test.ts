@@ -1,5 +1,5 @@
 /**
- * Missed fires come only from downtime (DESIGN §6.2, §6.8): every scheduler stopped for 10 s,
+ * Missed fires come only from downtime: every scheduler stopped for 10 s,
  * then one started. The catch-up policy decides what happens to the fires of the gap — `latest`
  * enqueues the newest and records the rest missed, `all` enqueues them all, `skip` none — while
  * fires before and after the gap are enqueued on time.

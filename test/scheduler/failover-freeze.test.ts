@@ -1,5 +1,5 @@
 /**
- * A frozen leader is deposed (DESIGN §6.8): the leading `taskline server` is SIGSTOPped for
+ * A frozen leader is deposed: the leading `taskline server` is SIGSTOPped for
  * longer than its lease and then SIGCONTed. Meanwhile the others fire every fire and one takes
  * the lease with a higher epoch; once awake, the old leader stands by, fires nothing twice, and
  * nothing it wrote moved the schedule's run state back.

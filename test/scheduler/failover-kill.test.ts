@@ -1,5 +1,5 @@
 /**
- * Scheduler failover costs no fires (DESIGN §6.8): three `taskline server` processes on one
+ * Scheduler failover costs no fires: three `taskline server` processes on one
  * store, a schedule firing every second and 50 every 2 s, the leader SIGKILLed and replaced every
  * ~7 s for ~60 s. Every nominal time gets exactly one task, none is recorded missed, none is
  * early, each is enqueued within 3 s; after each takeover the API and the metric name the real
