@@ -9,7 +9,8 @@ export class WorkWaiter {
 
   /** Returns when a marker is added (lua: wake_workers), after `timeoutMs`, or on abort. */
   async waitForWork(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<void> {
-    if (signal.aborted || queues.length === 0) return;
+    // After close: no new connection that nothing would close.
+    if (signal.aborted || queues.length === 0 || this.c.isClosed) return;
     this.blocking ??= this.c.open('blocking');
     const blocking = this.blocking;
     const markers = queues.map((q) => this.c.keys.queueKey(q, 'marker'));
