@@ -1,7 +1,7 @@
 /**
  * Redis-only: records the backend would refuse today, written straight into Redis (as an older
  * version, or a hand, may have left them). cjson cannot decode a lone UTF-16 surrogate escape
- * (`"\ud800"`, which JSON.stringify writes), so before lua/_lib.lua's decode_json one such
+ * (`"\ud800"`, which JSON.stringify writes), so before decode_json (lua/lib/json.lua) one such
  * header failed every script that read its task: the queue's counts (GET /api/v1/queues and
  * /stats, for everyone), claims, acks, fire history. Now such a record is read with U+FFFD in
  * place of the lone half, and reads skip what they cannot decode at all.
@@ -52,6 +52,20 @@ describe('Redis: records with lone surrogates or corrupt JSON', () => {
     expect(await backend.ack([completeAck(byId.get(ids[0])!), completeAck(byId.get(ids[1])!)])).toEqual(['ok', 'ok']);
     expect(await backend.cancelTask(ids[2])).toBe('cancel-requested');
     expect((await backend.getQueue('default'))!.counts).toMatchObject({ completed: 2, running: 1 });
+  });
+
+  it('deletes a record with no state or a state of no version, one task and in bulk', async () => {
+    const ids = [await enqueueOne(backend), await enqueueOne(backend), await enqueueOne(backend)];
+    await rewriteMeta(ids[0], (m) => delete m.s);
+    await rewriteMeta(ids[1], (m) => (m.s = 'paused'));
+    await backend.deleteTask(ids[0]);
+    await backend.deleteTask(ids[1]);
+    expect(await backend.getTask(ids[0])).toBeNull();
+    expect(await backend.getTask(ids[1])).toBeNull();
+    // In bulk, listed as queued: the damaged record goes with the others.
+    await rewriteMeta(ids[2], (m) => delete m.s);
+    expect(await backend.deleteAll('default', 'queued')).toBe(1);
+    expect(await backend.getTask(ids[2])).toBeNull();
   });
 
   it('a queue whose oldest queued record is not JSON at all still lists, with an unknown latency', async () => {

@@ -9,6 +9,7 @@
  * 2-core bench box): only the helpers a script names, and those they name, go in.
  */
 import { readFileSync } from 'node:fs';
+import { TASK_STATES } from '../../core/task.js';
 import { ACCEPTED_STATES, OPERATOR_ACTIONS, REQUEST_STATES } from '../../core/transitions.js';
 import { QUEUE_KEY_NAMES, type QueueKeyName } from './keys.js';
 
@@ -123,16 +124,22 @@ export function readHelpers(): LuaBlock[] {
 }
 
 /**
- * Helpers generated from core/: the states each operator action takes (core/transitions.ts),
- * as `local ACCEPTED = { run = { dead = true, … }, … }`, and those in which it is a request.
+ * Helpers generated from core/: the task states, the states each operator action takes
+ * (core/transitions.ts), as `local ACCEPTED = { run = { dead = true, … }, … }`, and those in
+ * which it is a request.
  */
 export function generatedHelpers(): LuaBlock[] {
+  const set = (list: readonly string[]) => (list.length === 0 ? '{}' : `{ ${list.map((state) => `${state} = true`).join(', ')} }`);
   const table = (name: string, states: Readonly<Record<string, readonly string[]>>) => {
-    const set = (list: readonly string[]) => (list.length === 0 ? '{}' : `{ ${list.map((state) => `${state} = true`).join(', ')} }`);
     const rows = OPERATOR_ACTIONS.map((action) => `  ${action} = ${set(states[action])},`);
     return `local ${name} = {\n${rows.join('\n')}\n}`;
   };
   return [
+    {
+      defines: ['TASK_STATES'],
+      text: `-- Every task state (generated from core/task.ts).\nlocal TASK_STATES = ${set(TASK_STATES)}`,
+      file: 'core/task.ts',
+    },
     {
       defines: ['ACCEPTED'],
       text: `-- The states each operator action takes (generated from core/transitions.ts).\n${table('ACCEPTED', ACCEPTED_STATES)}`,

@@ -30,7 +30,8 @@ function OPERATIONS.archive(id, m, retention)
 end
 
 function OPERATIONS.delete(id, m, retention)
-  if not ACCEPTED.delete[m.s] then return 'invalid:' .. m.s end
+  -- A record with no state or one of no version (damaged by hand) can still be deleted.
+  if TASK_STATES[m.s] and not ACCEPTED.delete[m.s] then return 'invalid:' .. m.s end
   unlink(id, m.s)
   delete_task(id)
   return 'ok'
