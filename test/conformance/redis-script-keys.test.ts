@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { TASK_STATES } from '../../src/core/task.js';
+import { ACCEPTED_STATES, REQUEST_STATES } from '../../src/core/transitions.js';
 import {
-  helpersFor, LIB_FILES, luaKeyName, namesUsed, parseLua, readHelpers, readLua, withoutComments,
+  generatedHelpers, helpersFor, LIB_FILES, luaKeyName, namesUsed, parseLua, readHelpers, readLua, withoutComments,
 } from '../../src/backend/redis/lua-source.js';
 import { SCRIPT_KEYS, SCRIPT_NAMES, scriptKeyNames, scriptSource, type ScriptName } from '../../src/backend/redis/scripts.js';
 
@@ -50,8 +52,30 @@ describe('the Lua helpers', () => {
   });
 });
 
+describe('the helpers generated from core/', () => {
+  /** A generated Lua table of sets, read back: name → the keys set to true. */
+  function readBack(name: string): Record<string, string[]> {
+    const text = generatedHelpers().find((b) => b.defines.includes(name))!.text;
+    const rows = [...text.matchAll(/^ {2}(\w+) = \{([^}]*)\},$/gm)];
+    return Object.fromEntries(rows.map(([, action, set]) => [action, [...set.matchAll(/(\w+) = true/g)].map((m) => m[1])]));
+  }
+
+  it('say for each operator action the states core/transitions.ts says', () => {
+    const sorted = (table: Readonly<Record<string, readonly string[]>>) =>
+      Object.fromEntries(Object.entries(table).map(([action, states]) => [action, [...states].sort()]));
+    expect(sorted(readBack('ACCEPTED'))).toEqual(sorted(ACCEPTED_STATES));
+    expect(sorted(readBack('REQUESTED'))).toEqual(sorted(REQUEST_STATES));
+  });
+
+  it('list every task state', () => {
+    const text = generatedHelpers().find((b) => b.defines.includes('TASK_STATES'))!.text;
+    expect([...text.matchAll(/(\w+) = true/g)].map((m) => m[1]).sort()).toEqual([...TASK_STATES].sort());
+  });
+});
+
 describe('each script as Redis receives it', () => {
   it('starts with the clock, then the KEYS it receives, generated from its key list', () => {
+    for (const name of SCRIPT_NAMES) expect(scriptSource(name).startsWith(readLua('lib/clock.lua')), name).toBe(true);
     for (const name of Object.keys(SCRIPT_KEYS) as ScriptName[]) {
       const source = scriptSource(name);
       const listed = scriptKeyNames(name).map((key, i) => `${i + 1} ${key}`).join(', ');
@@ -65,9 +89,21 @@ describe('each script as Redis receives it', () => {
     // are each named in the comment header of its file ("ARGV 4 limit, 5 …").
     for (const name of SCRIPT_NAMES) {
       const body = readLua(`${name}.lua`);
-      const header = body.split('\n').filter((line) => line.startsWith('--')).join('\n');
+      // The ARGV lines of the header, each up to the next KEYS line or the code.
+      const lines = body.split('\n');
+      const header: string[] = [];
+      let inArgv = false;
+      for (const line of lines) {
+        if (!line.startsWith('--')) break;
+        const at = line.indexOf('ARGV');
+        if (at >= 0) {
+          inArgv = true;
+          header.push(line.slice(at));
+        } else if (line.startsWith('-- KEYS')) inArgv = false;
+        else if (inArgv) header.push(line);
+      }
       const read = [...withoutComments(body).matchAll(/ARGV\[(\d+)\]/g)].map((m) => Number(m[1]));
-      const named = new Set([...header.matchAll(/\b(\d+) [a-z]/g)].map((m) => Number(m[1])));
+      const named = new Set([...header.join('\n').matchAll(/\b(\d+) [a-z]/g)].map((m) => Number(m[1])));
       const floor = (SCRIPT_NAMES.indexOf(name) < SCRIPT_NAMES.indexOf('schedule-save') ? 4 : 2);
       expect(read.filter((n) => n >= floor && !named.has(n)), name).toEqual([]);
     }
