@@ -5,7 +5,7 @@
  *
  * ACCEPTED_STATES and REQUEST_STATES are plain data (action → list of state names) so that a
  * store that cannot import this module, the Redis Lua prelude, can be generated from them: as
- * `{ run = { 'dead', … }, … }`, with the lists' order kept (the error text follows it).
+ * sets, `{ run = { dead = true, … }, … }` (the lists' order is the error text's).
  */
 import { TASK_STATES, type TaskState } from './task.js';
 

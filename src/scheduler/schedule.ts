@@ -1,5 +1,5 @@
 /**
- * Schedules: what a schedule is, and the validation of a definition.
+ * Schedules: the validation of a definition (the schedule model is core/schedule.ts).
  *
  * Glossary
  * - schedule: a stable id, a cron expression in a time zone, and the template of the task each

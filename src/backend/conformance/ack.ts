@@ -25,7 +25,7 @@ export function ackConformance(openStore: OpenStore): void {
     });
 
     it('keeps every field through claim and complete, whatever the type and headers hold', async () => {
-      // Redis rewrites the common record shapes as text (lua/_lib.lua); these records look
+      // Redis rewrites the common record shapes as text (lua/lib/record-text.lua); these records look
       // almost like them, and must come out the same as any other.
       const { backend } = store;
       const odd = [

@@ -109,7 +109,7 @@ export class RedisConnection {
     return this.call(() => this.scripts.runMany(this.redis, calls));
   }
 
-  /** Adds queues to the registry, sent with the next command; a failure un-registers for a later try. */
+  /** Adds queues to the registry, without waiting for the reply; a failure un-registers for a later try. */
   register(queues: Iterable<string>): void {
     const fresh = [...queues].filter((q) => !this.registered.has(q));
     if (fresh.length === 0) return;
