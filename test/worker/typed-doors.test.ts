@@ -161,6 +161,9 @@ describe.each(STORES)('typed at every door on %s', (_name, openStore) => {
       ...Array.from({ length: 10 }, (_, i) => ({ type: 'only:b', payload: i, options: { maxRetries: 0 } })),
     ]);
     await expect.poll(() => ranBy.size, { timeout: 20_000, interval: 100 }).toBe(20);
+    // A handler has run before its completion is stored: wait for the acks too.
+    const completed = async () => (await Promise.all(tasks.map((t) => client.getTask(t.id)))).filter((t) => t?.state === 'completed').length;
+    await expect.poll(completed, { timeout: 20_000, interval: 100 }).toBe(20);
     expect(handedBack.length).toBeGreaterThan(0);
     for (const line of handedBack) expect(['only:a worker-b->worker-a', 'only:b worker-a->worker-b']).toContain(line);
     for (const info of tasks) {
