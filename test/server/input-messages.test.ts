@@ -74,6 +74,8 @@ const CASES: Case[] = [
   { name: 'a wait that is not a number', method: 'GET', url: '/api/v1/tasks/x?wait=soon', message: 'query.wait must be a number of seconds from 0 to 300, got "soon"' },
   { name: 'no state', method: 'GET', url: '/api/v1/queues/default/tasks', message: 'query.state is required: one of scheduled, queued, running, retrying, completed, dead, cancelled' },
   { name: 'an unknown bulk state', method: 'POST', url: '/api/v1/queues/default/tasks/zombie/run-all', message: 'path.state must be one of scheduled, queued, retrying, completed, dead, cancelled, got "zombie"' },
+  { name: 'a bulk run of a state run never takes', method: 'POST', url: '/api/v1/queues/default/tasks/completed/run-all', message: 'path.state must be dead, scheduled, retrying or cancelled for run-all, got "completed"' },
+  { name: 'a bulk archive of a finished state', method: 'POST', url: '/api/v1/queues/default/tasks/dead/archive-all', message: 'path.state must be queued, scheduled or retrying for archive-all, got "dead"' },
   {
     name: 'a keep bound that is not whole',
     method: 'PATCH',

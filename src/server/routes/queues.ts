@@ -1,6 +1,7 @@
 /** Queues: list, one queue, its tasks by state (paginated), pause/resume, keep bounds, bulk run/delete. */
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
+import { accepts, acceptedStatesText } from '../../core/transitions.js';
 import type { ServerContext } from '../context.js';
 import { queueView, taskStatus } from '../present.js';
 import { defineRoute, parseInput, type AnyRoute } from '../route.js';
@@ -96,6 +97,11 @@ export function queueRoutes(ctx: ServerContext): AnyRoute[] {
         handler: async ({ params }) => {
           const queue = validateQueueName(params.queue);
           const state = parseInput(BulkState, params.state, 'path.state');
+          // As the CLI does: a state the action never takes is a mistake, not "0 tasks".
+          const operation = action === 'run-all' ? 'run' : action === 'delete-all' ? 'delete' : 'archive';
+          if (!accepts(operation, state)) {
+            throw new TasklineError('TL_INVALID_REQUEST', `path.state must be ${acceptedStatesText(operation)} for ${action}, got ${JSON.stringify(state)}`);
+          }
           const count =
             action === 'run-all'
               ? await ctx.backend.runAll(queue, state)
