@@ -113,19 +113,23 @@ export async function getTask(c: RedisConnection, id: string): Promise<TaskRecor
 export async function dailyStats(c: RedisConnection, queue: string, days: number): Promise<DailyStat[]> {
   countWithin('days', days, MAX_STAT_DAYS);
   const today = Math.floor((await c.now()) / 86_400_000);
-  const dayNumbers = Array.from({ length: days }, (_, i) => today - days + 1 + i);
-  const fields = dayNumbers.flatMap((d) => [`pd:${d}`, `fd:${d}`]);
-  const values = await c.call(() => c.redis.hmget(c.keys.queueKey(queue, 'stats'), ...fields));
-  return dayNumbers.map((d, i) => ({ day: dayString(d), processed: Number(values[2 * i] ?? 0), failed: Number(values[2 * i + 1] ?? 0) }));
+  const counts = await counters(c, queue, 'd', today - days + 1, days);
+  return counts.map(([day, processed, failed]) => ({ day: dayString(day), processed, failed }));
 }
 
 export async function minuteStats(c: RedisConnection, queue: string, minutes: number): Promise<MinuteStat[]> {
   countWithin('minutes', minutes, MAX_STAT_MINUTES);
   const current = Math.floor((await c.now()) / 60_000);
-  const numbers = Array.from({ length: minutes }, (_, i) => current - minutes + 1 + i);
-  const fields = numbers.flatMap((m) => [`pm:${m}`, `fm:${m}`]);
+  const counts = await counters(c, queue, 'm', current - minutes + 1, minutes);
+  return counts.map(([minute, processed, failed]) => ({ at: minute * 60_000, processed, failed }));
+}
+
+/** The processed/failed counters of `count` days or minutes from `first` (stats fields pd:/fd:, pm:/fm:). */
+async function counters(c: RedisConnection, queue: string, unit: 'd' | 'm', first: number, count: number): Promise<[number, number, number][]> {
+  const numbers = Array.from({ length: count }, (_, i) => first + i);
+  const fields = numbers.flatMap((n) => [`p${unit}:${n}`, `f${unit}:${n}`]);
   const values = await c.call(() => c.redis.hmget(c.keys.queueKey(queue, 'stats'), ...fields));
-  return numbers.map((m, i) => ({ at: m * 60_000, processed: Number(values[2 * i] ?? 0), failed: Number(values[2 * i + 1] ?? 0) }));
+  return numbers.map((n, i) => [n, Number(values[2 * i] ?? 0), Number(values[2 * i + 1] ?? 0)]);
 }
 
 /** A listing offset (Redis takes 64-bit indexes: any safe integer is one). */
