@@ -20,6 +20,7 @@ import { Session } from 'node:inspector';
 import { Redis } from 'ioredis';
 import { connect, Client, Worker } from '../dist/index.js';
 import { RedisServer } from './redis-server.mjs';
+import { fillBenchQueue, completeAcks } from './bench-tasks.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -49,11 +50,7 @@ try {
     const producerBackend = await connect(server.url, { prefix: 'tl' });
     const client = new Client(producerBackend);
     if (keepCompleted !== null) await producerBackend.setQueueKeep('bench', { completed: Number(keepCompleted) });
-    const pad = 'x'.repeat(60);
-    for (let i = 0; i < count; i += 1000) {
-      const size = Math.min(1000, count - i);
-      await client.enqueueMany(Array.from({ length: size }, (_, j) => ({ type: 'noop', payload: { t: Date.now(), i: i + j, pad }, options: { queue: 'bench' } })));
-    }
+    await fillBenchQueue(client, count);
     await client.close();
     await producerBackend.close();
 
@@ -65,11 +62,7 @@ try {
         for (let done = 0; done < count; ) {
           const [result] = await backend.claim('drain', [{ queue: 'bench', count: batch }], 30_000);
           if (result.tasks.length === 0) throw new Error(`the queue ran dry after ${done} tasks`);
-          const now = Date.now();
-          await backend.ack(result.tasks.map((t) => ({
-            kind: 'complete', id: t.id, queue: t.queue, token: t.token, result: '',
-            attempt: { attempt: t.attempt, startedAt: t.startedAt, finishedAt: now, outcome: 'completed', error: null, stack: null, workerId: 'drain' },
-          })));
+          await backend.ack(completeAcks(result.tasks, 'drain'));
           done += result.tasks.length;
         }
       })();

@@ -33,6 +33,7 @@ import * as scripts from '../dist/backend/redis/scripts.js';
 import * as luaSource from '../dist/backend/redis/lua-source.js';
 import * as keys from '../dist/backend/redis/keys.js';
 import { buildLibrary, installFunctions } from './redis-functions-lib.mjs';
+import { fillBenchQueue, completeAcks } from './bench-tasks.mjs';
 import { RedisServer, parseInfo } from './redis-server.mjs';
 
 const args = process.argv.slice(2);
@@ -197,11 +198,7 @@ if (only.has('wall')) {
         const backend = await connect(server.url, { prefix: 'tl' });
         const client = new Client(backend);
         if (keepCompleted !== null) await backend.setQueueKeep('bench', { completed: Number(keepCompleted) });
-        const pad = 'x'.repeat(60);
-        for (let i = 0; i < wallCount; i += 1000) {
-          const size = Math.min(1000, wallCount - i);
-          await client.enqueueMany(Array.from({ length: size }, (_, j) => ({ type: 'noop', payload: { t: Date.now(), i: i + j, pad }, options: { queue: 'bench' } })));
-        }
+        await fillBenchQueue(client, wallCount);
         const claimLane = async () => (await backend.claim('w', [{ queue: 'bench', count: BATCH }], 30_000))[0].tasks;
         const lanes = [await claimLane(), await claimLane()];
         await admin.config('RESETSTAT');
@@ -209,11 +206,7 @@ if (only.has('wall')) {
         const trips = [];
         let done = 0;
         for (let lane = 0; done + 3 * BATCH <= wallCount; lane = 1 - lane) {
-          const now = Date.now();
-          const acks = lanes[lane].map((t) => ({
-            kind: 'complete', id: t.id, queue: t.queue, token: t.token, result: '',
-            attempt: { attempt: t.attempt, startedAt: t.startedAt, finishedAt: now, outcome: 'completed', error: null, stack: null, workerId: 'w' },
-          }));
+          const acks = completeAcks(lanes[lane], 'w');
           const start = process.hrtime.bigint();
           const reply = await backend.ackAndClaim(acks, 'w', [{ queue: 'bench', count: BATCH }], 30_000);
           trips.push(Number(process.hrtime.bigint() - start) / 1e3);

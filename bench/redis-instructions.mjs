@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { connect, Client } from '../dist/index.js';
+import { fillBenchQueue, completeAcks } from './bench-tasks.mjs';
 
 const args = process.argv.slice(2);
 const countAt = args.indexOf('--count');
@@ -62,22 +63,14 @@ try {
   const backend = await connect(url, { prefix: 'tl' });
   const client = new Client(backend);
   if (keepCompleted !== null) await backend.setQueueKeep('bench', { completed: keepCompleted });
-  const pad = 'x'.repeat(60);
-  for (let i = 0; i < count; i += 1000) {
-    const size = Math.min(1000, count - i);
-    await client.enqueueMany(Array.from({ length: size }, (_, j) => ({ type: 'noop', payload: { t: Date.now(), i: i + j, pad }, options: { queue: 'bench' } })));
-  }
+  await fillBenchQueue(client, count);
   const claimLane = async () => (await backend.claim('w', [{ queue: 'bench', count: BATCH }], 30_000))[0].tasks;
   const lanes = [await claimLane(), await claimLane()];
   // The redis-server process under valgrind (its pid is valgrind's: valgrind runs it in place).
   execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' });
   let done = 0;
   for (let lane = 0; done + 3 * BATCH <= count; lane = 1 - lane) {
-    const now = Date.now();
-    const acks = lanes[lane].map((t) => ({
-      kind: 'complete', id: t.id, queue: t.queue, token: t.token, result: '',
-      attempt: { attempt: t.attempt, startedAt: t.startedAt, finishedAt: now, outcome: 'completed', error: null, stack: null, workerId: 'w' },
-    }));
+    const acks = completeAcks(lanes[lane], 'w');
     const reply = await backend.ackAndClaim(acks, 'w', [{ queue: 'bench', count: BATCH }], 30_000);
     done += acks.length;
     lanes[lane] = reply.claims[0].tasks;

@@ -1,0 +1,20 @@
+// The hot-path profilers' shared pieces (drain.mjs, redis-instructions.mjs, redis-functions.mjs):
+// filling the `bench` queue with no-op tasks, and the completion acks a worker would send.
+
+/** Enqueues `count` no-op tasks (~100-byte payloads) on the `bench` queue, 1,000 per call. */
+export async function fillBenchQueue(client, count) {
+  const pad = 'x'.repeat(60);
+  for (let i = 0; i < count; i += 1000) {
+    const size = Math.min(1000, count - i);
+    await client.enqueueMany(Array.from({ length: size }, (_, j) => ({ type: 'noop', payload: { t: Date.now(), i: i + j, pad }, options: { queue: 'bench' } })));
+  }
+}
+
+/** The acks completing claimed tasks now, as `workerId`, without a result. */
+export function completeAcks(tasks, workerId) {
+  const now = Date.now();
+  return tasks.map((t) => ({
+    kind: 'complete', id: t.id, queue: t.queue, token: t.token, result: '',
+    attempt: { attempt: t.attempt, startedAt: t.startedAt, finishedAt: now, outcome: 'completed', error: null, stack: null, workerId },
+  }));
+}
