@@ -71,8 +71,6 @@ export function resolveBackendUrl(env: NodeJS.ProcessEnv): string {
 /** Where a backend URL points, without credentials, for messages: `127.0.0.1:6379`, `./taskline.db`. */
 export function storeLocation(url: string): string {
   if (url.startsWith('sqlite:')) return url.slice('sqlite:'.length);
-  // Already a location (host:port/db): URL would read `cache.internal:` as a scheme.
-  if (!url.includes('://')) return url;
   try {
     const parsed = new URL(url);
     return `${parsed.hostname}:${parsed.port || '6379'}${parsed.pathname.length > 1 ? parsed.pathname : ''}`;

@@ -5,7 +5,6 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { Registry } from 'prom-client';
-import { storeLocation } from '../backend/connect.js';
 import type { Backend, SchedulingBackend } from '../backend/contract.js';
 import { Client } from '../client/client.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../core/options.js';
@@ -39,7 +38,8 @@ export interface ServerOptions extends AuthOptions {
   /** Metrics registry; pass the worker's to serve both on one port (`taskline dev`). Default: a new one. */
   registry?: Registry;
   /**
-   * Where the store is (`127.0.0.1:6379`, a database file), named when it cannot be reached:
+   * Where the store is, without credentials (`127.0.0.1:6379`, a database file: what
+   * `storeLocation` makes of a backend URL), named when it cannot be reached:
    * "the store is unreachable (redis 127.0.0.1:6379): …". Default: the address the error names, if any.
    */
   storeAddress?: string;
@@ -69,7 +69,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   const logger = options.logger ?? false;
   const isInstance = typeof logger === 'object' && typeof (logger as { child?: unknown }).child === 'function';
   const errorContext: HttpErrorContext = {
-    store: options.storeAddress ? `${options.backend.kind} ${storeLocation(options.storeAddress)}` : options.backend.kind,
+    store: options.storeAddress ? `${options.backend.kind} ${options.storeAddress}` : options.backend.kind,
     bodyLimit: options.bodyLimit ?? maxPayloadBytes + 64 * 1024,
     maxParamLength: MAX_PARAM_LENGTH,
   };

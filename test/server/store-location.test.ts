@@ -8,10 +8,4 @@ describe('storeLocation', () => {
     expect(storeLocation('rediss://:pw@[::1]:7000')).toBe('[::1]:7000');
     expect(storeLocation('sqlite:./data/taskline.db')).toBe('./data/taskline.db');
   });
-
-  it('leaves a location it made as it is (the task center is given one)', () => {
-    for (const url of ['redis://cache.internal:6380/2', 'redis://127.0.0.1:6379', 'sqlite:./taskline.db']) {
-      expect(storeLocation(storeLocation(url))).toBe(storeLocation(url));
-    }
-  });
 });
