@@ -2,7 +2,7 @@
  * Most items one script call takes: a script unpacks a batch into one Redis call, and Redis's
  * Lua unpacks at most ~8,000 values (two per item in an HSET).
  */
-export const SCRIPT_BATCH = 1000;
+const SCRIPT_BATCH = 1000;
 
 /**
  * The indexes of `items` (all, or those given) grouped by queue, each queue's in calls of at

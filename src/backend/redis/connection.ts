@@ -104,6 +104,11 @@ export class RedisConnection {
     return this.call(() => this.scripts.run(this.redis, call.name, call.keys, call.args));
   }
 
+  /** A script on other keys than a queue's (schedules, scheduler instances, locks): ARGV 1 is the clock offset. */
+  runPlainScript(name: ScriptCall['name'], keys: string[], args: (string | number)[]): Promise<unknown> {
+    return this.call(() => this.scripts.run(this.redis, name, keys, [this.offset, ...args]));
+  }
+
   /** Several script calls in one round trip (ScriptRunner.runMany). */
   runScripts(calls: ScriptCall[]): Promise<unknown[]> {
     return this.call(() => this.scripts.runMany(this.redis, calls));

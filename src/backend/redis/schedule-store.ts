@@ -10,17 +10,15 @@ import {
 import { MAX_PAGE_LIMIT } from '../page-cursor.js';
 import { checkStorableTasks, countWithin, decodeSchedulerInstance, noteUnreadable, parseStoredDefinition, parseStoredObject, validateLockKey } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
+import { chunksByQueue } from './batches.js';
 import type { RedisConnection } from './connection.js';
 
 export class RedisScheduleStore implements ScheduleStore, LockStore {
   constructor(private readonly scope: RedisConnection) {}
 
   private async save(mode: string, id: string, definition = '', extra: string | number = -1, note = ''): Promise<string> {
-    const { redis, scripts, keys, offset } = this.scope;
-    const [defs, meta, state, generations, , version, changes] = keys.schedules;
-    return String(
-      await this.scope.call(() => scripts.run(redis, 'schedule-save', [defs, meta, state, generations, version, changes], [offset, mode, id, definition, extra, note])),
-    );
+    const [defs, meta, state, generations, , version, changes] = this.scope.keys.schedules;
+    return String(await this.scope.runPlainScript('schedule-save', [defs, meta, state, generations, version, changes], [mode, id, definition, extra, note]));
   }
 
   private saveDefinition(mode: 'create' | 'update' | 'upsert', definition: ScheduleDefinition): Promise<string> {
@@ -103,8 +101,7 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
   }
 
   private schedulers(mode: string, holder: string, ttlMs: number, extra: (string | number)[] = []): Promise<unknown> {
-    const { redis, scripts, keys, offset } = this.scope;
-    return this.scope.call(() => scripts.run(redis, 'schedulers', keys.schedulers, [offset, mode, holder, ttlMs, ...extra]));
+    return this.scope.runPlainScript('schedulers', this.scope.keys.schedulers, [mode, holder, ttlMs, ...extra]);
   }
 
   async acquireLeadership(holder: string, ttlMs: number): Promise<number | null> {
@@ -156,15 +153,9 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
     if (batches.length === 0) return [];
     checkStorableTasks(batches.flatMap((b) => b.fires.flatMap((f) => (f.task ? [f.task] : []))));
     this.scope.register(batches.map((b) => b.queue));
-    const byQueue = new Map<string, number[]>();
-    batches.forEach((batch, i) => {
-      const list = byQueue.get(batch.queue);
-      if (list) list.push(i);
-      else byQueue.set(batch.queue, [i]);
-    });
-    const groups = [...byQueue.values()];
-    const calls = groups.map((indexes) => {
-      const queue = batches[indexes[0]].queue;
+    // One call per queue, however many schedules enqueue there.
+    const groups = chunksByQueue(batches, undefined, Infinity);
+    const calls = groups.map(([queue, indexes]) => {
       const args: (string | number)[] = [indexes.length];
       const histories: string[] = [];
       for (const i of indexes) {
@@ -178,9 +169,9 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
       }
       return this.scope.scriptCall('fire', queue, args, histories);
     });
-    const replies = (await this.scope.call(() => this.scope.scripts.runMany(this.scope.redis, calls))) as [string, string, string][][][];
+    const replies = (await this.scope.runScripts(calls)) as [string, string, string][][][];
     const results: FireResult[][] = new Array<FireResult[]>(batches.length);
-    groups.forEach((indexes, g) => {
+    groups.forEach(([, indexes], g) => {
       indexes.forEach((batchIndex, s) => {
         results[batchIndex] = replies[g][s].map(([fireId, outcome, taskId]) => ({ fireId, outcome: outcome as FireOutcome, taskId: taskId === '' ? null : taskId }));
       });
@@ -189,18 +180,16 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
   }
 
   async advanceSchedules(holder: string, epoch: number, updates: ScheduleUpdate[], firedThrough?: number): Promise<boolean> {
-    const { redis, scripts, keys, offset } = this.scope;
-    const [, meta, state, , leader] = keys.schedules;
-    const args: (string | number)[] = [offset, holder, epoch, firedThrough ?? -1];
+    const [, meta, state, , leader] = this.scope.keys.schedules;
+    const args: (string | number)[] = [holder, epoch, firedThrough ?? -1];
     for (const update of updates) args.push(update.id, update.generation, update.updatedAt, JSON.stringify(update.state));
-    const written = Number(await this.scope.call(() => scripts.run(redis, 'schedule-advance', [meta, state, leader], args)));
+    const written = Number(await this.scope.runPlainScript('schedule-advance', [meta, state, leader], args));
     return written >= 0;
   }
 
   async listFires(scheduleId: string, queue: string, limit: number): Promise<FireRecord[]> {
     countWithin('limit', limit, MAX_PAGE_LIMIT);
-    const call = this.scope.scriptCall('fire-history', queue, [limit], [this.scope.keys.fireHistory(queue, scheduleId)]);
-    const reply = (await this.scope.call(() => this.scope.scripts.run(this.scope.redis, call.name, call.keys, call.args))) as string[];
+    const reply = (await this.scope.runScript('fire-history', queue, [limit], [this.scope.keys.fireHistory(queue, scheduleId)])) as string[];
     const fires: FireRecord[] = [];
     for (let i = 0; i < reply.length; i += 3) fires.push(decodeFire(reply[i], reply[i + 1], reply[i + 2]));
     return fires;
@@ -208,8 +197,7 @@ export class RedisScheduleStore implements ScheduleStore, LockStore {
 
   private async lock(mode: string, key: string, owner: string, token: number, ttlMs: number): Promise<number> {
     validateLockKey(key);
-    const { redis, scripts, keys, offset } = this.scope;
-    return Number(await this.scope.call(() => scripts.run(redis, 'lock', keys.lock(key), [offset, mode, owner, token, ttlMs])));
+    return Number(await this.scope.runPlainScript('lock', this.scope.keys.lock(key), [mode, owner, token, ttlMs]));
   }
 
   async acquireLock(key: string, owner: string, ttlMs: number): Promise<number | null> {
