@@ -4,6 +4,7 @@
  */
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
+import type { OperatorAction } from '../../core/transitions.js';
 import { DEFAULT_RETENTION, KEPT_STATES, type BulkState, type QueueKeep } from '../contract.js';
 import { operationError, validateQueueKeep } from '../shared.js';
 import type { RedisConnection } from './connection.js';
@@ -11,8 +12,6 @@ import { findQueue } from './inspect.js';
 
 /** Tasks one operate-all call looks at. */
 const BULK_LIMIT = 500;
-
-export type Action = 'run' | 'archive' | 'delete' | 'cancel';
 
 export async function pauseQueue(c: RedisConnection, queue: string): Promise<void> {
   c.register([queue]);
@@ -44,7 +43,7 @@ export async function setQueueKeep(c: RedisConnection, queue: string, keep: Part
 }
 
 /** Applies an action to one task. Returns 'ok' or 'requested' (a running task's cancel). */
-export async function operateTask(c: RedisConnection, id: string, action: Action): Promise<string> {
+export async function operateTask(c: RedisConnection, id: string, action: OperatorAction): Promise<string> {
   const queue = await findQueue(c, id);
   if (queue === null) throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
   const reply = String(await c.runScript('operate', queue, [action, id, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled]));
@@ -54,7 +53,7 @@ export async function operateTask(c: RedisConnection, id: string, action: Action
 }
 
 /** Applies an action to every task of a queue in one state that accepts it; returns how many. */
-export async function operateAll(c: RedisConnection, queue: string, state: BulkState, action: Exclude<Action, 'cancel'>): Promise<number> {
+export async function operateAll(c: RedisConnection, queue: string, state: BulkState, action: Exclude<OperatorAction, 'cancel'>): Promise<number> {
   let total = 0;
   // Each batch is one atomic script; tasks that cannot take the action stay where they are,
   // so stop when a batch changed nothing.

@@ -11,8 +11,6 @@ import { operationError } from '../shared.js';
 import { finishTask, queueTask } from './lifecycle.js';
 import { deleteTaskRows, type Transition } from './transition.js';
 
-/** core/transitions.ts's OperatorAction, by the name the SQLite backend uses. */
-export type Action = OperatorAction;
 type Outcome = 'ok' | 'requested' | { invalid: TaskState };
 
 interface OperatedRow {
@@ -23,7 +21,7 @@ interface OperatedRow {
 }
 
 /** Each action's work on a task in a state it takes (checked by operate). */
-const OPERATIONS: Record<Action, (t: Transition, task: OperatedRow) => 'ok' | 'requested'> = {
+const OPERATIONS: Record<OperatorAction, (t: Transition, task: OperatedRow) => 'ok' | 'requested'> = {
   run(t, task) {
     if (task.state === 'dead' || task.state === 'cancelled') {
       // A fresh start: all its retries again.
@@ -53,13 +51,13 @@ const OPERATIONS: Record<Action, (t: Transition, task: OperatedRow) => 'ok' | 'r
 };
 
 /** Applies an action to a task if its state is one the action takes. */
-function operate(t: Transition, task: OperatedRow, action: Action): Outcome {
+function operate(t: Transition, task: OperatedRow, action: OperatorAction): Outcome {
   if (!accepts(action, task.state)) return { invalid: task.state };
   return OPERATIONS[action](t, task);
 }
 
 /** Applies an operator's action to one task. Throws TL_TASK_NOT_FOUND or TL_INVALID_STATE. */
-export function operateTask(t: Transition, id: string, action: Action): 'ok' | 'requested' {
+export function operateTask(t: Transition, id: string, action: OperatorAction): 'ok' | 'requested' {
   const task = t.get<OperatedRow>('SELECT id, queue, state, last_error FROM tasks WHERE id = ?', id);
   if (!task) throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
   const outcome = operate(t, task, action);
@@ -75,7 +73,7 @@ export const BULK_BATCH = 500;
  * Returns how many it acted on and how many it looked at; call again while both are non-zero
  * and a full batch was looked at.
  */
-export function operateBatch(t: Transition, queue: string, state: BulkState, action: Action): { done: number; seen: number } {
+export function operateBatch(t: Transition, queue: string, state: BulkState, action: OperatorAction): { done: number; seen: number } {
   const tasks = t.all<OperatedRow>(
     'SELECT id, queue, state, last_error FROM tasks WHERE queue = ? AND state = ? ORDER BY sort_key LIMIT ?',
     queue, state, BULK_BATCH,

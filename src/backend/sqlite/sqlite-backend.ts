@@ -12,6 +12,7 @@
  * - notifier.ts   waking waiting workers and subscribers, across processes; host-clock.ts  the clock
  */
 import { validateQueueName } from '../../core/options.js';
+import type { OperatorAction } from '../../core/transitions.js';
 import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/task.js';
 import type { Schedule, ScheduleDefinition } from '../../core/schedule.js';
 import type {
@@ -31,7 +32,7 @@ import * as inspect from './inspect.js';
 import { forwardDue } from './lifecycle.js';
 import { acquireLock, extendLock, releaseLock } from './locks.js';
 import { deleteExpiredTasks, recoverExpiredLeases } from './maintenance.js';
-import { BULK_BATCH, operateBatch, operateTask, type Action } from './operate.js';
+import { BULK_BATCH, operateBatch, operateTask } from './operate.js';
 import * as schedulers from './schedulers.js';
 import * as schedules from './schedules.js';
 import { SqliteStore, type SqliteBackendOptions } from './store.js';
@@ -201,7 +202,7 @@ export class SqliteBackend implements SchedulingBackend {
   }
 
   /** In batches, one transaction each, so that other processes get the lock in between. */
-  private async operateAll(queue: string, state: BulkState, action: Action): Promise<number> {
+  private async operateAll(queue: string, state: BulkState, action: OperatorAction): Promise<number> {
     let total = 0;
     for (;;) {
       const { done, seen } = await this.store.write((t) => operateBatch(t, queue, state, action));
