@@ -82,8 +82,10 @@ function ackArgs(acks: Ack[], indexes: number[]): { args: (string | number)[]; o
       delay = ack.delay;
     } else if (ack.kind === 'dead' || ack.kind === 'cancelled') data = ack.error;
     else if (ack.kind === 'hand-back') delay = ack.delay;
-    // A completing attempt is not stored, only its finish time: the record says the rest (lua/ack.lua).
-    args.push(kind, ack.id, ack.token, data, delay, ack.kind === 'complete' ? finishTime(ack.attempt) : encodeAttempt(ack.attempt));
+    // A completing attempt is not stored, only its finish time: the record says the rest
+    // (lua/ack.lua); a hand-back was no attempt and stores none.
+    const attempt = ack.kind === 'complete' ? finishTime(ack.attempt) : ack.kind === 'hand-back' ? '' : encodeAttempt(ack.attempt);
+    args.push(kind, ack.id, ack.token, data, delay, attempt);
   }
   args.push(short.size);
   const order = full;

@@ -3,7 +3,7 @@
 -- ARGV 4 count n of full acks, 5 retention completed, 6 retention dead, 7 retention cancelled;
 -- then per full ack 6 fields: kind, id, token, data (result or error), delay ms, attempt record
 -- JSON — for `complete`, its finish time (ms) instead: the completing attempt is not stored, the
--- record holds all it says (codec.ts puts it back on read);
+-- record holds all it says (codec.ts puts it back on read); for `hand-back`, '' (no attempt);
 -- then the completions without a result, short: the number of groups, then per group of one
 -- lease token: token, m, and m times id and finish time.
 -- kind: complete | retry | retry-free (the attempt is given back) | dead | cancelled | requeue |
