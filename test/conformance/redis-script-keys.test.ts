@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TASK_STATES } from '../../src/core/task.js';
+import { FINISHED_STATES, TASK_STATES } from '../../src/core/task.js';
 import { ACCEPTED_STATES, REQUEST_STATES } from '../../src/core/transitions.js';
 import {
   generatedHelpers, helpersFor, LIB_FILES, luaKeyName, namesUsed, parseLua, readHelpers, readLua, withoutComments,
@@ -67,9 +67,10 @@ describe('the helpers generated from core/', () => {
     expect(sorted(readBack('REQUESTED'))).toEqual(sorted(REQUEST_STATES));
   });
 
-  it('list every task state', () => {
-    const text = generatedHelpers().find((b) => b.defines.includes('TASK_STATES'))!.text;
-    expect([...text.matchAll(/(\w+) = true/g)].map((m) => m[1]).sort()).toEqual([...TASK_STATES].sort());
+  it('list every task state, and the final ones', () => {
+    const states = (name: string) => [...generatedHelpers().find((b) => b.defines.includes(name))!.text.matchAll(/(\w+) = true/g)].map((m) => m[1]).sort();
+    expect(states('TASK_STATES')).toEqual([...TASK_STATES].sort());
+    expect(states('FINISHED')).toEqual([...FINISHED_STATES].sort());
   });
 });
 

@@ -9,7 +9,7 @@
  * 2-core bench box): only the helpers a script names, and those they name, go in.
  */
 import { readFileSync } from 'node:fs';
-import { TASK_STATES } from '../../core/task.js';
+import { FINISHED_STATES, TASK_STATES } from '../../core/task.js';
 import { ACCEPTED_STATES, OPERATOR_ACTIONS, REQUEST_STATES } from '../../core/transitions.js';
 import { QUEUE_KEY_NAMES, type QueueKeyName } from './keys.js';
 
@@ -124,7 +124,7 @@ export function readHelpers(): LuaBlock[] {
 }
 
 /**
- * Helpers generated from core/: the task states, the states each operator action takes
+ * Helpers generated from core/: the task states and the final ones, the states each operator action takes
  * (core/transitions.ts), as `local ACCEPTED = { run = { dead = true, … }, … }`, and those in
  * which it is a request.
  */
@@ -138,6 +138,11 @@ export function generatedHelpers(): LuaBlock[] {
     {
       defines: ['TASK_STATES'],
       text: `-- Every task state (generated from core/task.ts).\nlocal TASK_STATES = ${set(TASK_STATES)}`,
+      file: 'core/task.ts',
+    },
+    {
+      defines: ['FINISHED'],
+      text: `-- The final states (generated from core/task.ts).\nlocal FINISHED = ${set(FINISHED_STATES)}`,
       file: 'core/task.ts',
     },
     {

@@ -20,5 +20,3 @@ local ZSET_OF = {
   scheduled = K_SCHEDULED, retrying = K_RETRYING, running = K_RUNNING,
   completed = K_COMPLETED, dead = K_DEAD, cancelled = K_CANCELLED,
 }
-
-local FINISHED = { completed = true, dead = true, cancelled = true }
