@@ -3,6 +3,7 @@
  * the catch-up rules are tested without a store or a clock.
  */
 import type { FireBatch, FireRequest, SchedulerDowntime } from '../backend/contract.js';
+import { isTasklineError } from '../core/errors.js';
 import { normalizeEnqueue } from '../core/options.js';
 import type { NewTask } from '../core/task.js';
 import type { CronSchedule } from './cron.js';
@@ -126,9 +127,11 @@ export function fireRequest(
       maxPayloadBytes: Number.MAX_SAFE_INTEGER,
       defaults: {},
     });
-  } catch {
+  } catch (error) {
     // A task stored under older rules that these refuse: this schedule's fires are recorded as
-    // skipped (its fire history says so), and every other schedule fires as usual.
+    // skipped (its fire history says so), and every other schedule fires as usual. Anything
+    // but such a refusal is a bug, not a skipped fire.
+    if (!isTasklineError(error)) throw error;
     return { fireId: id, nominalAt, action: 'skipped', reason: INVALID_TASK };
   }
   const delay = jitterFor(id, schedule.jitter);
