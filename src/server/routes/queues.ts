@@ -1,7 +1,8 @@
 /** Queues: list, one queue, its tasks by state (paginated), pause/resume, keep bounds, bulk run/delete. */
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
-import { accepts, acceptedStatesText } from '../../core/transitions.js';
+import { accepts, acceptedStatesText, type OperatorAction } from '../../core/transitions.js';
+import type { Backend, BulkState as BulkStateName } from '../../backend/contract.js';
 import type { ServerContext } from '../context.js';
 import { queueView, taskStatus } from '../present.js';
 import { defineRoute, parseInput, type AnyRoute } from '../route.js';
@@ -85,11 +86,11 @@ export function queueRoutes(ctx: ServerContext): AnyRoute[] {
       responses: { 200: { description: 'the bounds now in force', schema: QueueKeepView }, ...errors, 400: { description: 'invalid queue name or bound' } },
       handler: async ({ params, body }) => ctx.backend.setQueueKeep(validateQueueName(params.queue), body),
     }),
-    ...(['run-all', 'delete-all', 'archive-all'] as const).map((action) =>
+    ...Object.entries(BULK_ACTIONS).map(([action, { verb, operation, act }]) =>
       defineRoute({
         method: 'POST',
         url: `/api/v1/queues/:queue/tasks/:state/${action}`,
-        summary: `${action === 'run-all' ? 'Run' : action === 'delete-all' ? 'Delete' : 'Archive'} every task of the queue in the state`,
+        summary: `${verb} every task of the queue in the state`,
         tag: 'queues',
         access: 'admin',
         params: QueueStateParams,
@@ -98,19 +99,19 @@ export function queueRoutes(ctx: ServerContext): AnyRoute[] {
           const queue = validateQueueName(params.queue);
           const state = parseInput(BulkState, params.state, 'path.state');
           // As the CLI does: a state the action never takes is a mistake, not "0 tasks".
-          const operation = action === 'run-all' ? 'run' : action === 'delete-all' ? 'delete' : 'archive';
           if (!accepts(operation, state)) {
             throw new TasklineError('TL_INVALID_REQUEST', `path.state must be ${acceptedStatesText(operation)} for ${action}, got ${JSON.stringify(state)}`);
           }
-          const count =
-            action === 'run-all'
-              ? await ctx.backend.runAll(queue, state)
-              : action === 'delete-all'
-                ? await ctx.backend.deleteAll(queue, state)
-                : await ctx.backend.archiveAll(queue, state);
-          return { count };
+          return { count: await act(ctx.backend, queue, state) };
         },
       }),
     ),
   ];
 }
+
+/** The bulk routes: each one's verb, the operator action it is, and its store call. */
+const BULK_ACTIONS: Record<string, { verb: string; operation: OperatorAction; act: (backend: Backend, queue: string, state: BulkStateName) => Promise<number> }> = {
+  'run-all': { verb: 'Run', operation: 'run', act: (backend, queue, state) => backend.runAll(queue, state) },
+  'delete-all': { verb: 'Delete', operation: 'delete', act: (backend, queue, state) => backend.deleteAll(queue, state) },
+  'archive-all': { verb: 'Archive', operation: 'archive', act: (backend, queue, state) => backend.archiveAll(queue, state) },
+};
