@@ -154,6 +154,7 @@ export function parseStoredDefinition(id: string, text: string, onUnreadable: ()
   note();
   return {
     timezone: 'UTC', overlap: 'skip', jitter: 0, startAt: null, endAt: null, source: 'api', ...stored,
+    // An empty cron marks it unreadable (isUnreadable in core/schedule.ts).
     id, cron: '', task: { type: '', queue: '' }, catchUp: { policy: 'skip', window: 0 },
   };
 }

@@ -107,6 +107,14 @@ export function fireId(scheduleId: string, generation: number, nominalAt: number
   return `schedule:${scheduleId}:${generation}:${nominalAt}`;
 }
 
+/**
+ * Whether a stored definition could not be read: the stores return it with an empty cron
+ * (backend/shared.ts parseStoredDefinition), so it is listed but never fires.
+ */
+export function isUnreadable(schedule: Pick<ScheduleDefinition, 'cron'>): boolean {
+  return schedule.cron === '';
+}
+
 export function isPaused(schedule: Pick<ScheduleDefinition, 'paused' | 'pausedUntil'>, now: number): boolean {
   return schedule.paused && (schedule.pausedUntil === null || now < schedule.pausedUntil);
 }

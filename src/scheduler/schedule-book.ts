@@ -6,7 +6,7 @@
  */
 import { parseCron, type CronSchedule } from './cron.js';
 import { firstDue } from './plan.js';
-import type { Schedule, ScheduleState } from '../core/schedule.js';
+import { isUnreadable, type Schedule, type ScheduleState } from '../core/schedule.js';
 
 export interface BookEntry {
   schedule: Schedule;
@@ -62,9 +62,9 @@ export class ScheduleBook {
    */
   private add(schedule: Schedule, now: number, onError: (error: unknown) => void): void {
     this.entries.delete(schedule.id);
-    // A stored definition the store could not read (shown with an empty cron): never fires, and
-    // is no error to report at every load.
-    if (schedule.cron === '') return;
+    // A stored definition the store could not read never fires, and is no error to report at
+    // every load.
+    if (isUnreadable(schedule)) return;
     let cron: CronSchedule;
     try {
       cron = this.compile(schedule);

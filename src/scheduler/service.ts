@@ -7,7 +7,7 @@ import { TasklineError } from '../core/errors.js';
 import { parseCron, upcoming } from './cron.js';
 import { fireBatch, fireRequest, planFires } from './plan.js';
 import { RecordedTypes } from '../client/recorded-types.js';
-import { fireId, type Schedule, type ScheduleDefinition, type ScheduleInput, type ScheduleSource } from '../core/schedule.js';
+import { fireId, isUnreadable, type Schedule, type ScheduleDefinition, type ScheduleInput, type ScheduleSource } from '../core/schedule.js';
 import { PAUSE_NOTE, validateSchedule, validateScheduleId } from './schedule.js';
 import { formatLocal } from './timezone.js';
 import { text, time } from '../core/validate.js';
@@ -145,8 +145,8 @@ export class ScheduleService {
    */
   private async flushDueFires(id: string): Promise<void> {
     const schedule = await this.backend.getSchedule(id);
-    // A stored definition that cannot be read (an empty cron: it never fired) has nothing due.
-    if (!schedule || schedule.cron === '') return;
+    // A stored definition that cannot be read (it never fired) has nothing due.
+    if (!schedule || isUnreadable(schedule)) return;
     const [now, { downtime }] = await Promise.all([this.backend.now(), this.backend.listSchedulers()]);
     // Late, not missed, unless no scheduler ran then (as the scheduler plans; see plan.ts).
     const plan = planFires(schedule, parseCron(schedule.cron, schedule.timezone, { anchor: schedule.startAt ?? 0 }), now, undefined, downtime ?? undefined);
