@@ -23,7 +23,6 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +33,7 @@ import * as luaSource from '../dist/backend/redis/lua-source.js';
 import * as keys from '../dist/backend/redis/keys.js';
 import { buildLibrary, installFunctions } from './redis-functions-lib.mjs';
 import { fillBenchQueue, completeAcks } from './bench-tasks.mjs';
-import { RedisServer, parseInfo } from './redis-server.mjs';
+import { RedisServer, freePort, parseInfo } from './redis-server.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : fallback);
@@ -84,21 +83,10 @@ if (only.has('instructions')) {
 }
 
 // 2. The fixed cost per call, under callgrind.
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The script the loader makes for `name` (lua-source.ts: clock, K_ bindings, the helpers it uses, body), with another body. */
 function scriptWithBody(name, body) {
-  const helpers = luaSource.helpersFor(luaSource.readHelpers(), luaSource.readLua(`${name}.lua`)).map((b) => b.text);
-  return [luaSource.readLua('lib/clock.lua'), luaSource.keyBinding(scripts.scriptKeyNames(name)), ...helpers, `-- ${name}.lua`, body].join('\n');
+  return luaSource.assembleQueueScript(name, scripts.scriptKeyNames(name), luaSource.readHelpers(), body);
 }
 
 if (only.has('fixed')) {
