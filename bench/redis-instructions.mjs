@@ -13,12 +13,12 @@
 // completed tasks first (setQueueKeep; the benchmark's setting is 0).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { connect, Client } from '../dist/index.js';
 import { fillBenchQueue, completeAcks } from './bench-tasks.mjs';
+import { freePort } from './redis-server.mjs';
 
 const args = process.argv.slice(2);
 const countAt = args.indexOf('--count');
@@ -27,14 +27,7 @@ const option = (name) => (args.includes(`--${name}`) ? Number(args[args.indexOf(
 const keepCompleted = option('keep-completed');
 const BATCH = 25;
 
-const port = await new Promise((resolve, reject) => {
-  const server = createServer();
-  server.on('error', reject);
-  server.listen(0, '127.0.0.1', () => {
-    const { port: free } = server.address();
-    server.close(() => resolve(free));
-  });
-});
+const port = await freePort();
 const dir = mkdtempSync(join(tmpdir(), 'taskline-callgrind-'));
 const child = spawn(
   'valgrind',

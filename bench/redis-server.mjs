@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 
-function freePort() {
+/** A free TCP port on 127.0.0.1. */
+export function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
