@@ -107,6 +107,12 @@ export function fireId(scheduleId: string, generation: number, nominalAt: number
   return `schedule:${scheduleId}:${generation}:${nominalAt}`;
 }
 
+/** The schedule id inside a fire id (`fireId`'s inverse), or null for an id not of that form. */
+export function scheduleOfFire(id: string): string | null {
+  const match = /^schedule:(.+):\d+:-?\d+$/.exec(id);
+  return match ? match[1] : null;
+}
+
 /**
  * Whether a stored definition could not be read: the stores return it with an empty cron
  * (backend/shared.ts parseStoredDefinition), so it is listed but never fires.

@@ -17,7 +17,7 @@
 import type { FireRecord, QueueInfo, SchedulerLease, SchedulerStatus, WorkerInfo } from '../backend/contract.js';
 import { unreadableFields } from '../backend/shared.js';
 import type { TaskRecord } from '../core/task.js';
-import type { Schedule } from '../core/schedule.js';
+import { scheduleOfFire, type Schedule } from '../core/schedule.js';
 
 /** An ISO-8601 time, or null for none — and for a value that is not a time Date holds. */
 export function iso(ms: unknown): string | null {
@@ -81,6 +81,9 @@ export function taskStatus(task: TaskRecord) {
     next_run_at: marks.time('next_run_at', task.nextRunAt),
     worker_id: task.workerId,
     progress: task.progress ?? null,
+    cancel_requested: task.cancelRequested === true,
+    logs: (Array.isArray(task.logs) ? task.logs : []).map((line, i) => ({ at: marks.time(`logs[${i}].at`, line.at), message: String(line.message) })),
+    links: linksView(task.links),
     attempts: attempts.map((a, i) => {
       const at = new Marks(`attempts[${i}].`);
       const view = {
@@ -95,6 +98,16 @@ export function taskStatus(task: TaskRecord) {
       return view;
     }),
   });
+}
+
+function linksView(links: TaskRecord['links'] | null | undefined) {
+  const fire = typeof links?.scheduleFireId === 'string' ? links.scheduleFireId : null;
+  return {
+    schedule_id: fire === null ? null : scheduleOfFire(fire),
+    schedule_fire_id: fire,
+    workflow_id: typeof links?.workflowId === 'string' ? links.workflowId : null,
+    parent_id: typeof links?.parentId === 'string' ? links.parentId : null,
+  };
 }
 
 export function queueView(queue: QueueInfo) {

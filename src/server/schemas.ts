@@ -83,6 +83,9 @@ export const TaskStatus = z.object({
   next_run_at: time,
   worker_id: z.string().nullable(),
   progress: z.unknown(),
+  cancel_requested: z.boolean(),
+  logs: z.array(z.object({ at: time, message: z.string() })),
+  links: z.object({ schedule_id: z.string().nullable(), schedule_fire_id: z.string().nullable(), workflow_id: z.string().nullable(), parent_id: z.string().nullable() }),
   attempts: z.array(
     z.object({ attempt: z.number().int(), started_at: time, finished_at: time, outcome: z.string(), error: z.string().nullable(), worker_id: z.string().nullable() }),
   ),

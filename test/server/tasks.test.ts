@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Worker } from '../../src/worker/worker.js';
+import { newTask } from '../../src/backend/conformance/harness.js';
 import { STORES } from '../helpers/stores.js';
 import { startApi, type TestApi } from './helpers.js';
 
@@ -117,5 +119,41 @@ describe.each(STORES)('tasks API on %s', (_name, open) => {
     const res = await api.app.inject({ method: 'GET', url: `/api/v1/tasks/${id}?wait=0.3` });
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     expect(res.json()).toMatchObject({ state: 'queued' });
+  });
+});
+
+describe.each(STORES)('a task view on %s: logs, links and a cancel request', (_name, open) => {
+  let api: TestApi;
+  beforeEach(async () => {
+    api = await startApi(open);
+  });
+  afterEach(async () => {
+    await api.close();
+  });
+
+  it('shows the log lines a handler wrote and the schedule fire that made it', async () => {
+    const fire = 'schedule:nightly:report:3:1767225600000';
+    await api.store.backend.enqueue([{ ...newTask('report', { n: 1 }, { id: 'fired', links: { scheduleFireId: fire } }) }]);
+    const worker = new Worker(api.store.backend, { concurrency: 1, idleWait: 200 });
+    worker.handle('report', async (_payload, ctx) => {
+      ctx.log('step', 1);
+      ctx.log({ rows: 3 });
+      return 'ok';
+    });
+    await worker.start();
+    const done = await api.app.inject({ method: 'GET', url: '/api/v1/tasks/fired?wait=10' });
+    await worker.stop();
+    const task = done.json<{ state: string; logs: { at: string; message: string }[]; links: unknown; cancel_requested: boolean }>();
+    expect(task.state).toBe('completed');
+    expect(task.logs.map((l) => l.message)).toEqual(['step 1', '{"rows":3}']);
+    expect(Date.parse(task.logs[0].at)).toBeGreaterThan(0);
+    expect(task.links).toEqual({ schedule_id: 'nightly:report', schedule_fire_id: fire, workflow_id: null, parent_id: null });
+    expect(task.cancel_requested).toBe(false);
+  });
+
+  it('a task enqueued by hand has no links and no logs', async () => {
+    const res = await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 't' } });
+    const task = (await api.app.inject({ method: 'GET', url: `/api/v1/tasks/${res.json<{ task_id: string }>().task_id}` })).json<Record<string, unknown>>();
+    expect(task).toMatchObject({ logs: [], links: { schedule_id: null, schedule_fire_id: null, workflow_id: null, parent_id: null }, cancel_requested: false });
   });
 });
