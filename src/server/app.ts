@@ -118,7 +118,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   });
 
   const routes: AnyRoute[] = [
-    ...indexRoutes(() => routes),
+    ...indexRoutes(() => routes, auth),
     ...taskRoutes(ctx),
     ...queueRoutes(ctx),
     ...scheduleRoutes(ctx),

@@ -40,18 +40,29 @@ export class Auth {
     return this.admin !== null || this.read !== null;
   }
 
-  /** Throws TL_UNAUTHORIZED (no or unknown token) or TL_FORBIDDEN (read token on a write). */
-  check(request: FastifyRequest, access: Access): void {
-    if (access === 'public' || !this.enabled) return;
+  /**
+   * Which token the request carries: `admin`, `read`, `invalid` (one no configured token
+   * matches), `missing`, or `open` when no token is configured (everything is allowed).
+   */
+  tokenOf(request: FastifyRequest): 'admin' | 'read' | 'invalid' | 'missing' | 'open' {
+    if (!this.enabled) return 'open';
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw new TasklineError('TL_UNAUTHORIZED', 'this route needs a bearer token: Authorization: Bearer <token>');
+    if (!match) return 'missing';
     const given = digest(match[1]);
     // Both comparisons always run, so timing does not tell which token matched.
     const isAdmin = this.admin !== null && same(given, this.admin);
     const isRead = this.read !== null && same(given, this.read);
-    if (isAdmin) return;
-    if (!isRead) throw new TasklineError('TL_UNAUTHORIZED', 'the bearer token is not valid');
+    return isAdmin ? 'admin' : isRead ? 'read' : 'invalid';
+  }
+
+  /** Throws TL_UNAUTHORIZED (no or unknown token) or TL_FORBIDDEN (read token on a write). */
+  check(request: FastifyRequest, access: Access): void {
+    if (access === 'public') return;
+    const token = this.tokenOf(request);
+    if (token === 'open' || token === 'admin') return;
+    if (token === 'missing') throw new TasklineError('TL_UNAUTHORIZED', 'this route needs a bearer token: Authorization: Bearer <token>');
+    if (token === 'invalid') throw new TasklineError('TL_UNAUTHORIZED', 'the bearer token is not valid');
     if (access === 'admin') throw new TasklineError('TL_FORBIDDEN', 'the read-only token cannot change anything; use the admin token');
   }
 }

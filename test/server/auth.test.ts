@@ -60,6 +60,13 @@ describe.each(STORES)('auth matrix on %s', (_name, open) => {
     }
   }
 
+  it('GET /api/v1 tells the caller what its token may do (the dashboard hides actions for read)', async () => {
+    const as = async (token: string) => (await api.app.inject({ method: 'GET', url: '/api/v1', headers: { authorization: `Bearer ${token}` } })).json<{ access: string; auth: boolean }>();
+    expect(await as(ADMIN)).toMatchObject({ access: 'admin', auth: true });
+    expect(await as(READ)).toMatchObject({ access: 'read', auth: true });
+    expect((await api.app.inject({ method: 'GET', url: '/api/v1' })).statusCode).toBe(401);
+  });
+
   it('health and the OpenAPI document need no token', async () => {
     expect((await api.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     expect((await api.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);

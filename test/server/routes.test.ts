@@ -17,7 +17,7 @@ describe.each(STORES)('queues, schedules, workers, stats, health on %s', (_name,
     const index = await get('/api/v1');
     expect(index.statusCode).toBe(200);
     const body = index.json<{ name: string; version: string; openapi: string; routes: string[] }>();
-    expect(body).toMatchObject({ name: 'taskline', openapi: '/openapi.json' });
+    expect(body).toMatchObject({ name: 'taskline', openapi: '/openapi.json', access: 'admin', auth: false });
     const documented = Object.entries((await get('/openapi.json')).json<{ paths: Record<string, Record<string, unknown>> }>().paths)
       .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
     expect([...body.routes].sort()).toEqual(documented.sort());

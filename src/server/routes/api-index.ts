@@ -1,6 +1,7 @@
 /** `GET /api/v1`: what this API offers, so the URL the banners print answers. */
 import { z } from 'zod';
 import { VERSION } from '../../version.js';
+import type { Auth } from '../auth.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
 const ApiIndex = z.object({
@@ -8,10 +9,12 @@ const ApiIndex = z.object({
   version: z.string(),
   openapi: z.string(),
   routes: z.array(z.string()),
+  access: z.enum(['admin', 'read']).describe('what the caller may do: admin (everything; also when no token is configured) or read'),
+  auth: z.boolean().describe('whether the server asks for a token'),
 });
 
 /** The index of `routes` (the API's routes, this one included). */
-export function indexRoutes(routes: () => AnyRoute[]): AnyRoute[] {
+export function indexRoutes(routes: () => AnyRoute[], auth: Auth): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',
@@ -20,11 +23,13 @@ export function indexRoutes(routes: () => AnyRoute[]): AnyRoute[] {
       tag: 'health',
       access: 'read',
       responses: { 200: { description: 'every route as "METHOD path"; the OpenAPI document describes each', schema: ApiIndex } },
-      handler: async () => ({
+      handler: async ({ request }) => ({
         name: 'taskline' as const,
         version: VERSION,
         openapi: '/openapi.json',
         routes: routes().map((r) => `${r.method} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}')}`),
+        access: auth.tokenOf(request) === 'read' ? ('read' as const) : ('admin' as const),
+        auth: auth.enabled,
       }),
     }),
   ];
