@@ -11,6 +11,7 @@ import { DEFAULT_MAX_PAYLOAD_BYTES } from '../core/options.js';
 import { ScheduleService } from '../scheduler/service.js';
 import { Auth, type AuthOptions } from './auth.js';
 import type { ServerContext } from './context.js';
+import { registerDashboard } from './dashboard.js';
 import { createClientErrorHandler, createErrorHandler, createNotFoundHandler, type HttpErrorContext } from './errors.js';
 import { EventHub } from './events.js';
 import { healthRoutes } from './health.js';
@@ -44,6 +45,8 @@ export interface ServerOptions extends AuthOptions {
    */
   storeAddress?: string;
   sse?: SseOptions;
+  /** The built dashboard's files; default: dist/dashboard/ (null serves a page saying to build it). */
+  dashboardDirectory?: string | null;
 }
 
 export interface TaskCenterServer {
@@ -137,6 +140,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   });
   const document = openApiDocument(routes, auth.enabled);
   app.get('/openapi.json', async () => document);
+  registerDashboard(app, options.dashboardDirectory);
 
   app.addHook('onReady', async () => {
     await hub.start();

@@ -53,7 +53,7 @@ describe.each(BACKEND_KINDS)('taskline dev on %s', (kind) => {
     expect(dev.stdout).toMatch(/^ {4}weekly-report +0 0 9 \* \* 1 +UTC +send_report → default +\S+ 09:00:00 \+00:00 \(\S+ 09:00:00Z\)$/m);
     expect(dev.stdout).toMatch(/^ {4}session-cleanup +0 0 \*\/6 \* \* \* +UTC +clean_expired_sessions → default +\S+ (00|06|12|18):00:00 \+00:00/m);
     expect(dev.stdout).toMatch(/^ {4}external-sync +0 \*\/5 \* \* \* \* +UTC +sync_external_data → sync_workers +\S+ \d\d:\d[05]:00 \+00:00/m);
-    expect(dev.stdout).toMatch(/^ {2}not yet {5}dashboard: not part of this build$/m);
+    expect(dev.stdout).toMatch(/^ {2}dashboard {3}http:\/\/127\.0\.0\.1:\d+\/$/m);
     // The banner comes first; scheduler events (leader, fires) follow it.
     expect(dev.stdout.indexOf('taskline dev ')).toBe(0);
     if (kind === 'sqlite') expect(existsSync(join(cwd, 'taskline.db'))).toBe(true);
@@ -78,7 +78,7 @@ describe.each(BACKEND_KINDS)('taskline dev on %s', (kind) => {
     dev = new CliProcess([...storeArgs, '--json', 'dev'], { cwd, env: { PORT: String(await freePort()) } });
     const [line] = await dev.waitFor(/^\{.*"event":"started".*\}$/m);
     expect(dev.stdout.split('\n')[0]).toBe(line);
-    expect(JSON.parse(line)).toMatchObject({ event: 'started', notRunning: ['dashboard'], scheduler: { running: true, reconciled: { upserted: ['weekly-report', 'session-cleanup', 'external-sync'], removed: [] } }, worker: { queues: 'critical=6,default=3,sync_workers=2,low=1' } });
+    expect(JSON.parse(line)).toMatchObject({ event: 'started', dashboard: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/$/), scheduler: { running: true, reconciled: { upserted: ['weekly-report', 'session-cleanup', 'external-sync'], removed: [] } }, worker: { queues: 'critical=6,default=3,sync_workers=2,low=1' } });
     const resized = await runCli([...storeArgs, 'enqueue', 'image:resize', '{"width":8,"height":8}', '--wait'], { cwd });
     expect(resized.code, resized.stderr).toBe(0);
     const [completed] = await dev.waitFor(/^\{"event":"completed".*\}$/m);

@@ -47,7 +47,6 @@ export function registerDevCommand(program: Command): void {
         const store = ctx.settings.backend.startsWith('sqlite:')
           ? `${ctx.backendLabel} (embedded, ${resolve(ctx.settings.backend.slice('sqlite:'.length))})`
           : ctx.backendLabel;
-        const notYet = ['dashboard'];
         // Listening before "ready" is printed: a signal right after it stops gracefully.
         const shutdown = listenForShutdown();
         // Started before the banner, which names the leader; its first fires follow the banner.
@@ -55,7 +54,7 @@ export function registerDevCommand(program: Command): void {
         if (ctx.out.json) {
           ctx.out.event({
             event: 'started', version: VERSION, backend: ctx.backendLabel, worker: { id: worker.id, queues: EXAMPLE_QUEUES, concurrency: options.concurrency },
-            handlers: types, dataDir: examples.dataDir, mail: examples.smtpUrl ? 'smtp' : outboxDir(examples), scheduler: scheduling.json, api: api.json, notRunning: ['dashboard'], at: Date.now(),
+            handlers: types, dataDir: examples.dataDir, mail: examples.smtpUrl ? 'smtp' : outboxDir(examples), scheduler: scheduling.json, api: api.json, dashboard: api.dashboard, at: Date.now(),
           });
         } else {
           ctx.out.line(`taskline dev ${VERSION}`);
@@ -66,7 +65,7 @@ export function registerDevCommand(program: Command): void {
           ctx.out.line(`  mail        ${examples.smtpUrl ? `SMTP ${examples.smtpUrl.replace(/\/\/[^@/]*@/, '//***@')}` : `${outboxDir(examples)} (set SMTP_URL to send for real)`}`);
           for (const line of scheduling.lines) ctx.out.line(line);
           ctx.out.line(api.line);
-          ctx.out.line(`  not yet     ${notYet.join(', ')}: not part of this build`);
+          if (api.dashboard) ctx.out.line(`  dashboard   ${api.dashboard}`);
           ctx.out.line(`  try         ${invocation()} enqueue report:generate '{"title":"Demo"}' --definitions ${definitionsPath()} --wait`);
           ctx.out.line('ready — Ctrl-C stops (running tasks finish first)');
         }
@@ -85,7 +84,12 @@ async function startDevApi(ctx: CliContext, backend: Backend, worker: Worker, sc
   const registry = instrumentWorker(worker);
   try {
     const center = await startTaskCenter({ backend, storeAddress: storeLocation(ctx.settings.backend), port: ctx.settings.port, apiToken: ctx.settings.apiToken, readToken: ctx.settings.readToken, registry, scheduler });
-    return { stop: () => center.stop(), line: `  http api    ${center.url}/api/v1 · metrics ${center.url}/metrics · OpenAPI ${center.url}/openapi.json`, json: { running: true, url: center.url } };
+    return {
+      stop: () => center.stop(),
+      line: `  http api    ${center.url}/api/v1 · metrics ${center.url}/metrics · OpenAPI ${center.url}/openapi.json`,
+      json: { running: true, url: center.url },
+      dashboard: `${center.url}/`,
+    };
   } catch (error) {
     // A dev without its API would leave the README's curl commands talking to whatever holds the port.
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {

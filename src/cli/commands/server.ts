@@ -16,7 +16,7 @@ interface ServerCommandOptions {
 export function registerServerCommand(program: Command): void {
   program
     .command('server')
-    .description('run the task center: HTTP API (/api/v1, /metrics, /healthz, /readyz, /openapi.json), scheduler and alerts')
+    .description('run the task center: the dashboard (/), HTTP API (/api/v1, /metrics, /healthz, /readyz, /openapi.json), scheduler and alerts')
     .addOption(new Option('--port <n>', 'HTTP port (env PORT; default 8080)').argParser(positiveInt(65_535)))
     .option('--host <address>', 'address to bind (default 127.0.0.1 without an API token, 0.0.0.0 with one)')
     .option('--insecure', 'allow a non-loopback --host without TASKLINE_API_TOKEN')
@@ -59,6 +59,7 @@ export function registerServerCommand(program: Command): void {
           if (ctx.out.json) ctx.out.event({ event: 'started', version: VERSION, url: center.url, backend: ctx.backendLabel, scheduler: center.scheduler !== null, schedulerStatus: banner?.json ?? null, reconciled: scheduling ? { fromFile: scheduling.fromFile } : null, at: Date.now() });
           else {
             ctx.out.line(`taskline server ${VERSION} on ${ctx.backendLabel}`);
+            ctx.out.line(`  dashboard   ${center.url}/`);
             ctx.out.line(`  api         ${center.url}/api/v1 (OpenAPI at ${center.url}/openapi.json)`);
             ctx.out.line(`  metrics     ${center.url}/metrics · health ${center.url}/healthz · ready ${center.url}/readyz`);
             ctx.out.line(`  scheduler   ${banner?.line ?? 'off'}`);

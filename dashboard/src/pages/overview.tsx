@@ -1,0 +1,124 @@
+/** Overview: sizes per queue and state, throughput charts, the oldest queued task, workers, the leader. */
+import { useApi } from '../api';
+import { SeriesChart } from '../components/chart';
+import { ErrorBox, Loading, Section } from '../components/common';
+import { duration, n, relative } from '../format';
+import { Link, setParams, useLocation } from '../router';
+import { TASK_STATES, type Queue, type Schedulers, type Stats, type Worker } from '../types';
+
+export function OverviewPage() {
+  const { params } = useLocation();
+  const queue = params.get('queue');
+  const stats = useApi<Stats>('/api/v1/stats');
+  const queues = useApi<{ queues: Queue[] }>('/api/v1/queues');
+  const workers = useApi<{ workers: Worker[] }>('/api/v1/workers');
+  const schedulers = useApi<Schedulers>('/api/v1/schedulers');
+  const series = queue ? stats.data?.queues.find((q) => q.name === queue) : stats.data;
+  const oldest = queues.data?.queues.reduce((max, q) => Math.max(max, q.latency_ms), 0) ?? 0;
+  const leader = schedulers.data?.schedulers.find((s) => s.leader);
+  return (
+    <>
+      <h1>Overview</h1>
+      <ErrorBox error={stats.error ?? queues.error} />
+      {stats.data ? (
+        <div className="tiles">
+          <Tile label="queued" value={n(stats.data.totals.queued)} />
+          <Tile label="running" value={n(stats.data.totals.running)} />
+          <Tile label="dead" value={n(stats.data.totals.dead)} to="/dead" />
+          <Tile label="processed / min" value={n(Math.round(stats.data.rates.processed_per_minute))} />
+          <Tile label="failed / min" value={n(Math.round(stats.data.rates.failed_per_minute))} />
+          <Tile label="oldest queued" value={duration(oldest)} />
+          <Tile label="live workers" value={n(workers.data?.workers.length ?? stats.data.totals.workers)} to="/workers" />
+          <Tile label="scheduler leader" value={leader ? `${leader.host}:${leader.pid}` : schedulers.data ? 'none' : '–'} />
+        </div>
+      ) : (
+        <Loading what="statistics" />
+      )}
+      <Section
+        title="Throughput"
+        actions={
+          <label>
+            Queue{' '}
+            <select value={queue ?? ''} onChange={(e) => setParams({ queue: e.target.value || null }, { replace: true })}>
+              <option value="">all queues</option>
+              {stats.data?.queues.map((q) => (
+                <option key={q.name} value={q.name}>
+                  {q.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        }
+      >
+        {series ? (
+          <div className="charts">
+            <SeriesChart points={series.minutes} label="per minute, last hour" unit="minute" />
+            <SeriesChart points={series.days} label="per day, last 90 days" unit="day" />
+          </div>
+        ) : (
+          <Loading what="charts" />
+        )}
+      </Section>
+      <Section title="Queues">
+        {queues.data ? (
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">queue</th>
+                  {TASK_STATES.map((s) => (
+                    <th key={s} scope="col" className="num">
+                      {s}
+                    </th>
+                  ))}
+                  <th scope="col" className="num">
+                    oldest queued
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {queues.data.queues.map((q) => (
+                  <tr key={q.name} data-row tabIndex={-1}>
+                    <th scope="row">
+                      <Link to={`/queues/${encodeURIComponent(q.name)}`}>{q.name}</Link> {q.paused ? <span className="badge state-paused">paused</span> : null}
+                    </th>
+                    {TASK_STATES.map((s) => (
+                      <td key={s} className="num">
+                        {q.counts[s] ? <Link to={`/queues/${encodeURIComponent(q.name)}?state=${s}`}>{n(q.counts[s])}</Link> : <span className="muted">0</span>}
+                      </td>
+                    ))}
+                    <td className="num">{q.counts.queued ? duration(q.latency_ms) : '–'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : (
+          <Loading what="queues" />
+        )}
+        {queues.data?.queues.length === 0 ? <p className="muted">No queues yet: enqueue a task and its queue appears here.</p> : null}
+      </Section>
+      {schedulers.data && schedulers.data.schedulers.length > 0 ? (
+        <p className="muted">
+          {schedulers.data.schedulers.length} scheduler instance(s); leader {leader ? `${leader.id} on ${leader.host}, last tick ${relative(leader.last_tick_at)}` : 'none'}.
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+function Tile({ label, value, to }: { label: string; value: string; to?: string }) {
+  const body = (
+    <>
+      <span className="tile-value">{value}</span>
+      <span className="tile-label">{label}</span>
+    </>
+  );
+  return to ? (
+    <Link to={to} className="tile">
+      {body}
+    </Link>
+  ) : (
+    <div className="tile">{body}</div>
+  );
+}

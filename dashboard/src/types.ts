@@ -1,0 +1,126 @@
+/** The shapes of the API's answers the dashboard reads (see docs/http-api.md). */
+
+export type TaskState = 'scheduled' | 'queued' | 'running' | 'retrying' | 'completed' | 'dead' | 'cancelled';
+export const TASK_STATES: TaskState[] = ['queued', 'scheduled', 'running', 'retrying', 'completed', 'dead', 'cancelled'];
+
+export interface Task {
+  id: string;
+  type: string;
+  queue: string;
+  state: TaskState;
+  payload: unknown;
+  result: unknown;
+  error: string | null;
+  attempt: number;
+  max_retries: number;
+  created_at: string | null;
+  enqueued_at: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  next_run_at: string | null;
+  worker_id: string | null;
+  progress: unknown;
+  cancel_requested: boolean;
+  logs: { at: string | null; message: string }[];
+  links: { schedule_id: string | null; schedule_fire_id: string | null; workflow_id: string | null; parent_id: string | null };
+  attempts: { attempt: number; started_at: string | null; finished_at: string | null; outcome: string; error: string | null; worker_id: string | null }[];
+  waiting?: { reason: string; message: string; until: string | null } | null;
+  invalid?: string[];
+}
+
+export interface TaskList {
+  tasks: Task[];
+  next_cursor: string | null;
+}
+
+export interface SearchResult extends TaskList {
+  scanned: number;
+  total: number;
+}
+
+export interface Keep {
+  completed: number | null;
+  dead: number | null;
+  cancelled: number | null;
+}
+
+export interface Queue {
+  name: string;
+  paused: boolean;
+  keep: Keep;
+  counts: Partial<Record<TaskState, number>>;
+  size: number;
+  processed: number;
+  failed: number;
+  latency_ms: number;
+}
+
+export interface Schedule {
+  id: string;
+  cron: string;
+  timezone: string;
+  task: { type?: string; payload?: unknown; queue?: string; maxRetries?: number; timeout?: number };
+  overlap: string;
+  catch_up: { policy: string; window_ms: number };
+  jitter_ms: number;
+  start_at: string | null;
+  end_at: string | null;
+  paused: boolean;
+  pause_note: string | null;
+  paused_until: string | null;
+  source: string;
+  generation: number;
+  created_at: string | null;
+  updated_at: string | null;
+  next_run_at: string | null;
+  last_fire_at: string | null;
+  last_outcome: string | null;
+}
+
+export interface Fire {
+  fire_id: string;
+  nominal_at: string | null;
+  enqueued_at: string | null;
+  lag_ms: number | null;
+  outcome: string;
+  task_id: string | null;
+  task_state: TaskState | null;
+}
+
+export interface Worker {
+  id: string;
+  host: string;
+  pid: number;
+  queues: string[];
+  concurrency: number;
+  running: string[];
+  started_at: string | null;
+  last_heartbeat_at: string | null;
+  version: string;
+}
+
+export interface Schedulers {
+  schedulers: { id: string; host: string; pid: number; leader: boolean; epoch: number | null; started_at: string | null; last_tick_at: string | null; last_seen_at: string | null; fires_last_minute: number; version: string }[];
+  leader: { id: string; epoch: number; expires_at: string | null; fired_through: string | null } | null;
+}
+
+export interface Point {
+  at: string;
+  processed: number;
+  failed: number;
+}
+
+export interface Stats {
+  totals: { processed: number; failed: number; queued: number; running: number; dead: number; workers: number };
+  rates: { processed_per_minute: number; failed_per_minute: number; failure_ratio: number };
+  minutes: Point[];
+  days: Point[];
+  queues: { name: string; processed: number; failed: number; minutes: Point[]; days: Point[] }[];
+}
+
+export interface ApiIndex {
+  name: string;
+  version: string;
+  access: 'admin' | 'read';
+  auth: boolean;
+}
