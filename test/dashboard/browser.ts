@@ -51,7 +51,7 @@ export interface Tab {
 export async function openTab(browser: Browser, options: { width?: number; token?: string; origin?: string } = {}): Promise<Tab> {
   const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: 900 } });
   if (options.token) {
-    await context.addInitScript((token) => sessionStorage.setItem('taskline.token', token), options.token);
+    await context.addInitScript(`sessionStorage.setItem('taskline.token', ${JSON.stringify(options.token)})`);
   }
   const page = await context.newPage();
   const problems: string[] = [];
@@ -69,10 +69,8 @@ const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 export async function axeViolations(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol, which the page's CSP does not govern.
   await page.evaluate(AXE);
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    return axe.run(document, { resultTypes: ['violations'] });
-  });
+  // (Strings, not functions: the test project has no DOM types.)
+  const result = await page.evaluate<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>("axe.run(document, { resultTypes: ['violations'] })");
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
@@ -80,5 +78,5 @@ export async function axeViolations(page: Page): Promise<string[]> {
 
 /** Whether the page scrolls sideways (it must not, at any width). */
 export function scrollsSideways(page: Page): Promise<boolean> {
-  return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
+  return page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth + 1');
 }
