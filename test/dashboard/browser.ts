@@ -57,7 +57,7 @@ export async function openTab(browser: Browser, options: { width?: number; token
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of 40[134]/.test(message.text())) problems.push(`console: ${message.text()}`);
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`);
   });
   return { context, page, problems };
 }

@@ -334,8 +334,9 @@ function keptFields(s: Schedule): { task: Record<string, unknown>; jitter?: numb
 }
 
 export function ScheduleEditPage({ id }: { id: string | null }) {
-  const existing = useApi<Schedule>(id === null ? null : `/api/v1/schedules/${enc(id)}`);
-  if (id !== null && !existing.data) return existing.error ? <ErrorBox error={existing.error} /> : <Loading what="the schedule" />;
+  // The form starts from the stored definition as it is now, not from a cached view of it.
+  const existing = useApi<Schedule>(id === null ? null : `/api/v1/schedules/${enc(id)}`, { staleTime: 0, refetchOnMount: 'always' });
+  if (id !== null && (!existing.data || existing.isFetching)) return existing.error ? <ErrorBox error={existing.error} /> : <Loading what="the schedule" />;
   return <ScheduleForm schedule={existing.data} />;
 }
 
