@@ -5,6 +5,8 @@ import { type NewTask, type TaskInfo, type TaskRecord } from '../core/task.js';
 import { injectTraceContext } from '../observability/tracing.js';
 import { isTaskDefinition, validatePayload, type TaskDefinition } from '../core/define-task.js';
 import { RecordedTypes } from './recorded-types.js';
+import { whyTaskWaits } from './why-waiting.js';
+import type { Waiting } from '../core/why-waiting.js';
 
 export interface ClientOptions {
   /** Largest accepted payload, in bytes of JSON. Default 1 MiB. */
@@ -128,6 +130,17 @@ export class Client {
 
   getTask(id: string): Promise<TaskRecord | null> {
     return this.backend.getTask(validateTaskId(id));
+  }
+
+  /**
+   * Why a task that waits has not started yet — its queue is paused, it is scheduled or retrying
+   * until a time, no live worker serves its queue or handles its type, every such worker is
+   * busy — or null (running, finished, or about to be claimed).
+   */
+  async whyWaiting(id: string): Promise<Waiting | null> {
+    const task = await this.getTask(id);
+    if (task === null) throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
+    return whyTaskWaits(this.backend, task);
   }
 
   /** Cancels a task: at once if it is waiting; a running one gets its signal aborted. */

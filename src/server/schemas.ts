@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { MAX_KEEP } from '../backend/contract.js';
 import { TASK_STATES } from '../core/task.js';
+import { WAITING_REASONS } from '../core/why-waiting.js';
 
 // A `.describe()` text is the accepted form that validation messages name (invalid-input.ts)
 // and the description in the OpenAPI document; without one the form is read from the schema.
@@ -84,6 +85,15 @@ export const TaskStatus = z.object({
   worker_id: z.string().nullable(),
   progress: z.unknown(),
   cancel_requested: z.boolean(),
+  waiting: z
+    .object({
+      reason: z.enum(WAITING_REASONS),
+      message: z.string(),
+      until: time,
+    })
+    .nullable()
+    .optional()
+    .describe('one task only (GET /api/v1/tasks/{id}): why a waiting task has not started yet; null when it runs, finished or is about to be claimed'),
   logs: z.array(z.object({ at: time, message: z.string() })),
   links: z.object({ schedule_id: z.string().nullable(), schedule_fire_id: z.string().nullable(), workflow_id: z.string().nullable(), parent_id: z.string().nullable() }),
   attempts: z.array(

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Client } from '../../src/client/client.js';
 import { Worker } from '../../src/worker/worker.js';
 import { newTask } from '../../src/backend/conformance/harness.js';
 import { STORES } from '../helpers/stores.js';
@@ -155,5 +156,33 @@ describe.each(STORES)('a task view on %s: logs, links and a cancel request', (_n
     const res = await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 't' } });
     const task = (await api.app.inject({ method: 'GET', url: `/api/v1/tasks/${res.json<{ task_id: string }>().task_id}` })).json<Record<string, unknown>>();
     expect(task).toMatchObject({ logs: [], links: { schedule_id: null, schedule_fire_id: null, workflow_id: null, parent_id: null }, cancel_requested: false });
+  });
+});
+
+describe.each(STORES)('why a task waits, on %s', (_name, open) => {
+  let api: TestApi;
+  beforeEach(async () => {
+    api = await startApi(open);
+  });
+  afterEach(async () => {
+    await api.close();
+  });
+  const waiting = async (id: string) => (await api.app.inject({ method: 'GET', url: `/api/v1/tasks/${id}` })).json<{ waiting: unknown }>().waiting;
+
+  it('names the reason: no worker, paused, scheduled, no handler for the type; none once a worker can take it', async () => {
+    await api.store.backend.enqueue([newTask('email:send', {}, { id: 'w-1', queue: 'mail' }), newTask('email:send', {}, { id: 'w-2', queue: 'mail', runAt: Date.now() + 60_000 })]);
+    expect(await waiting('w-1')).toEqual({ reason: 'no-worker-for-queue', message: 'no live worker serves the queue mail', until: null });
+    expect(await waiting('w-2')).toMatchObject({ reason: 'scheduled', until: expect.stringMatching(/Z$/) });
+    await api.store.backend.pauseQueue('mail');
+    expect(await waiting('w-1')).toMatchObject({ reason: 'paused' });
+    await api.store.backend.resumeQueue('mail');
+    const now = Date.now();
+    await api.store.backend.heartbeat({ id: 'wk-1', host: 'h', pid: 1, queues: ['mail'], concurrency: 1, running: [], startedAt: now, version: 'x', types: ['sms:*'] }, 30_000);
+    expect(await waiting('w-1')).toMatchObject({ reason: 'no-worker-for-type' });
+    await api.store.backend.heartbeat({ id: 'wk-1', host: 'h', pid: 1, queues: ['mail'], concurrency: 1, running: [], startedAt: now, version: 'x', types: ['email:*'] }, 30_000);
+    expect(await waiting('w-1')).toBeNull();
+    const client = new Client(api.store.backend);
+    expect(await client.whyWaiting('w-2')).toMatchObject({ reason: 'scheduled' });
+    await expect(client.whyWaiting('nope')).rejects.toMatchObject({ code: 'TL_TASK_NOT_FOUND' });
   });
 });

@@ -5,12 +5,13 @@ import { validateTaskId, type EnqueueOptions } from '../../core/options.js';
 import type { TaskInfo } from '../../core/task.js';
 import { acceptedStatesText } from '../../core/transitions.js';
 import type { ServerContext } from '../context.js';
-import { taskStatus } from '../present.js';
+import { iso, taskStatus } from '../present.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import {
   CancelResult, Done, Enqueued, EnqueuedBatch, EnqueueBody, EnqueueItem, EnqueueQuery, TaskIdParams, TaskStatus, TaskTypeParams, WaitQuery,
 } from '../schemas.js';
 import { notKeptError } from '../../client/client.js';
+import { whyTaskWaits } from '../../client/why-waiting.js';
 import { waitForTask } from '../wait.js';
 
 type Item = z.infer<typeof EnqueueItem>;
@@ -126,7 +127,8 @@ export function taskRoutes(ctx: ServerContext): AnyRoute[] {
           task = await ctx.backend.getTask(id);
         }
         if (!task) throw finishedAs ? notKeptError(id, finishedAs) : notFound(id);
-        return taskStatus(task);
+        const waiting = await whyTaskWaits(ctx.backend, task);
+        return { ...taskStatus(task), waiting: waiting && { ...waiting, until: iso(waiting.until) } };
       },
     }),
     defineRoute({

@@ -1,0 +1,55 @@
+/**
+ * Why a task that is not running has not started yet, in words an operator acts on: its queue is
+ * paused, it waits for its time (scheduled, retrying), no live worker serves its queue or handles
+ * its type, or every worker that could run it is busy. Pure: the caller reads the queue and the
+ * live workers; a finished or running task has no reason (null).
+ */
+import { handlesType, type TaskState } from './task.js';
+
+export const WAITING_REASONS = ['paused', 'scheduled', 'retrying', 'no-worker-for-queue', 'no-worker-for-type', 'workers-busy'] as const;
+export type WaitingReason = (typeof WAITING_REASONS)[number];
+
+export interface Waiting {
+  reason: WaitingReason;
+  message: string;
+  /** When the wait ends by itself (scheduled, retrying), epoch ms; else null. */
+  until: number | null;
+}
+
+export interface WaitingTask {
+  type: string;
+  queue: string;
+  state: TaskState;
+  nextRunAt: number | null;
+  attempt: number;
+  maxRetries: number;
+}
+
+export interface WaitingWorker {
+  queues: string[];
+  concurrency: number;
+  running: string[];
+  /** The types and patterns it handles; undefined when the worker did not say (an older version). */
+  types?: string[];
+}
+
+const at = (ms: number) => new Date(ms).toISOString();
+
+export function whyWaiting(task: WaitingTask, context: { queuePaused: boolean; workers: WaitingWorker[] }): Waiting | null {
+  if (task.state !== 'queued' && task.state !== 'scheduled' && task.state !== 'retrying') return null;
+  if (task.state === 'scheduled' && task.nextRunAt !== null) {
+    return { reason: 'scheduled', message: `scheduled for ${at(task.nextRunAt)}`, until: task.nextRunAt };
+  }
+  if (task.state === 'retrying' && task.nextRunAt !== null) {
+    return { reason: 'retrying', message: `retrying at ${at(task.nextRunAt)} (attempt ${task.attempt + 1} of ${task.maxRetries + 1})`, until: task.nextRunAt };
+  }
+  if (context.queuePaused) return { reason: 'paused', message: `the queue ${task.queue} is paused`, until: null };
+  const serving = context.workers.filter((w) => w.queues.includes(task.queue));
+  if (serving.length === 0) return { reason: 'no-worker-for-queue', message: `no live worker serves the queue ${task.queue}`, until: null };
+  const able = serving.filter((w) => w.types === undefined || handlesType(w.types, task.type));
+  if (able.length === 0) return { reason: 'no-worker-for-type', message: `no live worker of the queue ${task.queue} handles the type ${task.type}`, until: null };
+  if (able.every((w) => w.running.length >= w.concurrency)) {
+    return { reason: 'workers-busy', message: `every live worker that handles it is busy (${able.length} worker(s), all slots taken)`, until: null };
+  }
+  return null;
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { whyWaiting, type WaitingTask, type WaitingWorker } from '../../src/core/why-waiting.js';
+
+const task = (over: Partial<WaitingTask> = {}): WaitingTask => ({ type: 'email:send', queue: 'mail', state: 'queued', nextRunAt: null, attempt: 0, maxRetries: 3, ...over });
+const worker = (over: Partial<WaitingWorker> = {}): WaitingWorker => ({ queues: ['mail'], concurrency: 2, running: [], types: ['email:*'], ...over });
+const T = Date.UTC(2026, 11, 2, 9, 30);
+
+describe('why a task waits', () => {
+  it('a task that runs or has finished has no reason', () => {
+    for (const state of ['running', 'completed', 'dead', 'cancelled'] as const) expect(whyWaiting(task({ state }), { queuePaused: false, workers: [] })).toBeNull();
+  });
+
+  it('scheduled and retrying tasks wait for their time, even in a paused queue', () => {
+    expect(whyWaiting(task({ state: 'scheduled', nextRunAt: T }), { queuePaused: true, workers: [] })).toEqual({ reason: 'scheduled', message: 'scheduled for 2026-12-02T09:30:00.000Z', until: T });
+    expect(whyWaiting(task({ state: 'retrying', nextRunAt: T, attempt: 1 }), { queuePaused: false, workers: [] })).toEqual({ reason: 'retrying', message: 'retrying at 2026-12-02T09:30:00.000Z (attempt 2 of 4)', until: T });
+  });
+
+  it('a queued task: paused queue, then no worker for the queue, then none for the type, then all busy', () => {
+    expect(whyWaiting(task(), { queuePaused: true, workers: [worker()] })?.reason).toBe('paused');
+    expect(whyWaiting(task(), { queuePaused: false, workers: [worker({ queues: ['other'] })] })).toMatchObject({ reason: 'no-worker-for-queue', message: 'no live worker serves the queue mail' });
+    expect(whyWaiting(task(), { queuePaused: false, workers: [worker({ types: ['sms:send'] })] })).toMatchObject({ reason: 'no-worker-for-type', message: 'no live worker of the queue mail handles the type email:send' });
+    expect(whyWaiting(task(), { queuePaused: false, workers: [worker({ running: ['a', 'b'] }), worker({ types: ['sms:*'] })] })?.reason).toBe('workers-busy');
+  });
+
+  it('a queued task a free worker can take has no reason; a worker that names no types may take any', () => {
+    expect(whyWaiting(task(), { queuePaused: false, workers: [worker({ running: ['a'] })] })).toBeNull();
+    expect(whyWaiting(task(), { queuePaused: false, workers: [worker({ types: undefined })] })).toBeNull();
+    expect(whyWaiting(task({ type: 'email:send' }), { queuePaused: false, workers: [worker({ types: ['email:send'] })] })).toBeNull();
+  });
+});
