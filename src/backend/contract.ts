@@ -6,9 +6,12 @@
  * Every backend passes the same conformance suite (`conformance/`), run against a real store.
  */
 import type { AttemptRecord, NewTask, TaskInfo, TaskLinks, TaskLogLine, TaskRecord, TaskState, BackoffSpec } from '../core/task.js';
+import type { TaskFilter } from '../core/task-query.js';
 import type { LockStore, ScheduleStore } from './schedule-contract.js';
+import type { SearchPageOptions, TaskSearchPage } from './search-contract.js';
 
 export * from './schedule-contract.js';
+export * from './search-contract.js';
 
 /** Default retention of finished tasks. */
 export const DEFAULT_RETENTION = {
@@ -316,6 +319,13 @@ export interface Backend extends ScheduleStore, LockStore {
    */
   listTasks(queue: string, state: TaskState, page?: { limit?: number; cursor?: string }): Promise<TaskPage>;
   getTask(id: string): Promise<TaskRecord | null>;
+  /**
+   * One page of the tasks matching a filter, across queues and states (search-contract.ts): it
+   * examines at most `scanLimit` tasks through the store's indexes (`id:` is one lookup; a
+   * queue and state, one list) and answers a cursor to go on. Limit, scan limit and cursor as
+   * listTasks: out of range, or a cursor of another search, throws TL_INVALID_ARGUMENT.
+   */
+  searchTasks(filter: TaskFilter, page?: SearchPageOptions): Promise<TaskSearchPage>;
   /** The last `days` UTC days, oldest first; `days` 1 … MAX_STAT_DAYS (shared.ts), else TL_INVALID_ARGUMENT. */
   dailyStats(queue: string, days: number): Promise<DailyStat[]>;
   /** The last `minutes` minutes, oldest first; `minutes` 1 … MAX_STAT_MINUTES (shared.ts), else TL_INVALID_ARGUMENT. */

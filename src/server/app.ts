@@ -22,6 +22,7 @@ import { eventRoutes } from './routes/events.js';
 import { queueRoutes } from './routes/queues.js';
 import { schedulerRoutes } from './routes/schedulers.js';
 import { scheduleRoutes } from './routes/schedules.js';
+import { searchRoutes } from './routes/search.js';
 import { taskRoutes } from './routes/tasks.js';
 import { indexRoutes } from './routes/api-index.js';
 import { typeRoutes } from './routes/types.js';
@@ -123,6 +124,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   const routes: AnyRoute[] = [
     ...indexRoutes(() => routes, auth),
     ...taskRoutes(ctx),
+    ...searchRoutes(ctx),
     ...queueRoutes(ctx),
     ...scheduleRoutes(ctx),
     ...schedulerRoutes(ctx),

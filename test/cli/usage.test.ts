@@ -29,7 +29,7 @@ describe('usage errors exit 2 with one line', () => {
     ['missing --handlers', ['worker'], /^taskline: required option '--handlers <module>' not specified/],
     ['handlers file missing', ['worker', '--handlers', 'nowhere.mjs'], /^taskline: --handlers nowhere\.mjs: no such file .*default export is \{ \[type\]: handler \}/],
     ['bad --queues', ['worker', '--handlers', 'x.mjs', '--queues', 'critical=high'], /^taskline: queues: the weight of critical must be a whole number from 1 to 1000, got NaN \(TL_INVALID_OPTION\)/],
-    ['task without subcommand', ['task'], /^taskline: task needs a subcommand: get, ls, run, archive, delete or cancel/],
+    ['task without subcommand', ['task'], /^taskline: task needs a subcommand: get, ls, search, run, archive, delete or cancel/],
     ['task unknown subcommand', ['task', 'explode'], /^taskline: task has no subcommand "explode"/],
     ['bad state', ['task', 'ls', '--state', 'done'], /argument 'done' is invalid\. give one of scheduled, queued, running, retrying, completed, dead, cancelled/],
     ['run without id or --all', ['task', 'run'], /^taskline: task run: give a task id, or --all/],

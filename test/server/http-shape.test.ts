@@ -87,9 +87,10 @@ describe('every door answers in the error shape (real socket)', () => {
       ['DELETE', '/api/v1/queues', 'GET, HEAD'],
       // /api/v1/tasks/{id} and POST /api/v1/tasks/{type} share the path.
       ['PUT', '/api/v1/tasks/abc', 'DELETE, GET, HEAD, POST'],
-      ['GET', '/api/v1/tasks', 'POST'],
+      // GET searches, POST enqueues.
+      ['DELETE', '/api/v1/tasks', 'GET, HEAD, POST'],
       ['PATCH', '/api/v1/schedules/weekly', 'DELETE, GET, HEAD, PUT'],
-      ['PROPFIND', '/api/v1/tasks', 'POST'],
+      ['PROPFIND', '/api/v1/tasks', 'GET, HEAD, POST'],
       ['OPTIONS', '/healthz', 'GET, HEAD'],
     ])('%s %s → 405 with Allow: %s', async (method, path, allow) => {
       const response = await send(method, path);
@@ -107,8 +108,8 @@ describe('every door answers in the error shape (real socket)', () => {
 
     it('an unknown method on a route → 405 with the route’s Allow', async () => {
       const response = await send('FOO', '/api/v1/tasks');
-      expect(expectClosingAnswer(response, 405, 'TL_METHOD_NOT_ALLOWED')).toBe('FOO is not allowed on /api/v1/tasks; allowed: POST');
-      expect(response.headers.allow).toBe('POST');
+      expect(expectClosingAnswer(response, 405, 'TL_METHOD_NOT_ALLOWED')).toBe('FOO is not allowed on /api/v1/tasks; allowed: GET, HEAD, POST');
+      expect(response.headers.allow).toBe('GET, HEAD, POST');
     });
 
     it('an unknown method on no route → 404', async () => {

@@ -24,6 +24,7 @@ import { lockConformance } from './locks.js';
 import { operationConformance } from './operations.js';
 import { schedulerConformance } from './schedulers.js';
 import { scheduleConformance } from './schedules.js';
+import { searchConformance } from './search.js';
 
 export type { ConformanceStore, OpenStore };
 
@@ -35,6 +36,7 @@ export function runConformanceSuite(name: string, openStore: OpenStore): void {
     leaseConformance(openStore);
     operationConformance(openStore);
     inspectionConformance(openStore);
+    searchConformance(openStore);
     keepConformance(openStore);
     eventsAndWorkersConformance(openStore);
     concurrencyConformance(openStore);

@@ -9,7 +9,7 @@ import type { RedisConnection } from './connection.js';
 /** The states whose tasks a queue holds in a sorted set (queued ones are in a list). */
 const ZSET_STATES = ['scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled'] as const;
 
-async function queueNames(c: RedisConnection): Promise<string[]> {
+export async function queueNames(c: RedisConnection): Promise<string[]> {
   return (await c.call(() => c.redis.smembers(c.keys.queues))).sort();
 }
 
@@ -67,7 +67,7 @@ export async function listTasks(c: RedisConnection, queue: string, state: TaskSt
 }
 
 /** The records of tasks of a queue, in order; `listed`: the state they were listed in, when known. */
-async function loadRecords(c: RedisConnection, queue: string, ids: string[], listed: TaskState | null = null): Promise<TaskRecord[]> {
+export async function loadRecords(c: RedisConnection, queue: string, ids: string[], listed: TaskState | null = null): Promise<TaskRecord[]> {
   if (ids.length === 0) return [];
   const k = (name: 'meta' | 'payload' | 'result' | 'attempts' | 'logs') => c.keys.queueKey(queue, name);
   const replies =

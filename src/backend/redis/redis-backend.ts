@@ -6,6 +6,7 @@
  * - wait.ts       blocking waits for work;            events.ts     pub/sub notifications
  * - maintenance.ts  forwarding, lease recovery, cleanup
  * - operate.ts    an operator's actions;              inspect.ts    reading queues and tasks
+ * - search.ts     searching tasks across queues and states
  * - workers.ts    the worker registry and task types; schedule-store.ts  schedules, fires, schedulers, locks
  * - keys.ts, codec.ts, scripts.ts, batches.ts   key names, record encoding, the script loader, batching
  */
@@ -13,7 +14,7 @@ import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/tas
 import type { Schedule, ScheduleDefinition } from '../../core/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
-  QueueInfo, QueueKeep, RenewResult, TaskPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SchedulingBackend, SubscribeOptions, FireBatch,
+  QueueInfo, QueueKeep, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SchedulingBackend, SubscribeOptions, FireBatch,
   FireRecord, FireResult, ScheduleUpdate, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
@@ -29,6 +30,7 @@ import { cleanup, forwardDue, recoverExpired } from './maintenance.js';
 import * as operate from './operate.js';
 import { reportProgress } from './progress.js';
 import { RedisScheduleStore } from './schedule-store.js';
+import { searchTasks } from './search.js';
 import { WorkWaiter } from './wait.js';
 import * as workers from './workers.js';
 
@@ -188,6 +190,10 @@ export class RedisBackend implements SchedulingBackend {
 
   getTask(id: string): Promise<TaskRecord | null> {
     return inspect.getTask(this.c, id);
+  }
+
+  searchTasks(filter: TaskFilter, page?: SearchPageOptions): Promise<TaskSearchPage> {
+    return searchTasks(this.c, filter, page);
   }
 
   dailyStats(queue: string, days: number): Promise<DailyStat[]> {

@@ -7,6 +7,7 @@
  * - transition.ts the bookkeeping of one write transaction;      lifecycle.ts  moves between states
  * - enqueue.ts, claim.ts, ack.ts, leases.ts, progress.ts, maintenance.ts, operate.ts   the transitions
  * - inspect.ts, rows.ts, workers.ts, task-types.ts               reading; the worker registry and task types
+ * - search.ts     searching tasks across queues and states
  * - schedules.ts, fires.ts, schedulers.ts, locks.ts              schedules, their fires, the scheduler instances
  *                                                                and leader lease; locks
  * - notifier.ts   waking waiting workers and subscribers, across processes; host-clock.ts  the clock
@@ -17,7 +18,7 @@ import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/tas
 import type { Schedule, ScheduleDefinition } from '../../core/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
-  QueueInfo, QueueKeep, RenewResult, TaskPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SubscribeOptions,
+  QueueInfo, QueueKeep, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SubscribeOptions,
   FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
@@ -35,6 +36,7 @@ import { deleteExpiredTasks, recoverExpiredLeases } from './maintenance.js';
 import { BULK_BATCH, operateBatch, operateTask } from './operate.js';
 import * as schedulers from './schedulers.js';
 import * as schedules from './schedules.js';
+import { searchTasks } from './search.js';
 import { SqliteStore, type SqliteBackendOptions } from './store.js';
 import { Transition } from './transition.js';
 import { listTaskTypes, recordTaskTypes } from './task-types.js';
@@ -240,6 +242,10 @@ export class SqliteBackend implements SchedulingBackend {
 
   async getTask(id: string): Promise<TaskRecord | null> {
     return this.store.read(() => inspect.getTask(this.store.sql, id));
+  }
+
+  async searchTasks(filter: TaskFilter, page?: SearchPageOptions): Promise<TaskSearchPage> {
+    return this.store.read(() => searchTasks(this.store.sql, filter, page));
   }
 
   async dailyStats(queue: string, days: number): Promise<DailyStat[]> {

@@ -1,4 +1,4 @@
-/** `taskline task get|ls|run|archive|delete|cancel` */
+/** `taskline task get|ls|search|run|archive|delete|cancel` (search: task-search.ts) */
 import { Option, type Command } from 'commander';
 import type { Backend, BulkState, TaskPage } from '../../backend/contract.js';
 import { TasklineError } from '../../core/errors.js';
@@ -11,6 +11,7 @@ import { UsageError } from '../errors.js';
 import { taskJson, taskSummaryJson } from '../json.js';
 import { clip, formatDuration, formatTime } from '../output.js';
 import { withContext } from '../run.js';
+import { registerTaskSearch } from './task-search.js';
 
 /** The order of each state's list, as the backends keep it (backend/contract.ts listTasks). */
 const LIST_ORDER = 'Within a state: queued oldest first (the order workers claim them), scheduled and retrying soonest due first, running by lease expiry, completed, dead and cancelled newest first.';
@@ -46,7 +47,7 @@ export function registerTaskCommands(program: Command): void {
     .usage('<subcommand> [options]')
     .argument('[subcommand]')
     .action((subcommand: string | undefined) => {
-      throw new UsageError(`task ${subcommand === undefined ? 'needs a subcommand' : `has no subcommand ${JSON.stringify(subcommand)}`}: get, ls, run, archive, delete or cancel`);
+      throw new UsageError(`task ${subcommand === undefined ? 'needs a subcommand' : `has no subcommand ${JSON.stringify(subcommand)}`}: get, ls, search, run, archive, delete or cancel`);
     });
 
   task
@@ -98,6 +99,8 @@ export function registerTaskCommands(program: Command): void {
         }
       });
     });
+
+  registerTaskSearch(task);
 
   for (const [name, spec] of Object.entries(OPERATIONS) as [Operation, (typeof OPERATIONS)[Operation]][]) {
     task

@@ -1,0 +1,155 @@
+/**
+ * Task search (Backend.searchTasks; search-scope.ts has what both stores share). A search walks
+ * its scope through the state indexes — each queue's `queued` list and state zsets, in their
+ * listing order — reading records in chunks only when the filter tests more than the queue and
+ * state. `id:` is a direct lookup. Reads only: no script.
+ */
+import { testsRecords, type TaskFilter } from '../../core/task-query.js';
+import type { TaskRecord } from '../../core/task.js';
+import type { SearchPageOptions, TaskSearchPage } from '../search-contract.js';
+import {
+  encodeSearchCursor, matchesFields, matchesPayload, matchesPayloadValue, newestFirst, resumeIndex, searchBounds, searchSegments, type Segment,
+} from '../search-scope.js';
+import { parseStoredObject } from '../shared.js';
+import type { StoredMeta } from './codec.js';
+import type { RedisConnection } from './connection.js';
+import { findQueue, loadRecords, queueNames } from './inspect.js';
+
+/** Ids read (and records fetched) per round trip. */
+const CHUNK = 1000;
+
+/**
+ * A place in a segment: the offset in its listing order, and the id found there when known (the
+ * anchor). A later page finds the anchor again (ZRANK, LPOS), so tasks that left the segment
+ * before it — those a bulk action just moved — do not shift the place.
+ */
+type Position = [offset: number, anchor: string | null];
+
+function isPosition(position: unknown[]): position is Position {
+  const [offset, anchor] = position;
+  return position.length === 2 && Number.isSafeInteger(offset) && (offset as number) >= 0 && (anchor === null || typeof anchor === 'string');
+}
+
+export async function searchTasks(c: RedisConnection, filter: TaskFilter, page: SearchPageOptions = {}): Promise<TaskSearchPage> {
+  const { limit, scanLimit, resume } = searchBounds(filter, page, isPosition);
+  if (filter.id !== null) return searchById(c, filter.id, filter);
+  const segments = searchSegments(filter.queue !== null ? [filter.queue] : await queueNames(c), filter);
+  const first = resumeIndex(segments, resume);
+  const resumed = resume !== null && segments[first]?.queue === resume.queue && segments[first]?.state === resume.state ? (resume.position as Position) : null;
+
+  // One round trip: each segment's size, and where the anchor of the page before is now.
+  const pipeline = c.redis.pipeline();
+  for (const s of segments) {
+    if (s.state === 'queued') pipeline.llen(key(c, s));
+    else pipeline.zcard(key(c, s));
+  }
+  let anchor = resumed?.[1] ?? null;
+  if (anchor !== null) {
+    const s = segments[first];
+    if (s.state === 'queued') pipeline.lpos(key(c, s), anchor, 'RANK', -1);
+    else if (newestFirst(s.state)) pipeline.zrevrank(key(c, s), anchor);
+    else pipeline.zrank(key(c, s), anchor);
+  }
+  const replies = (await c.call(() => pipeline.exec())) ?? [];
+  const failed = replies.find(([error]) => error);
+  if (failed) throw failed[0] as Error;
+  const sizes = replies.slice(0, segments.length).map(([, n]) => Number(n));
+  const total = resume?.total ?? sizes.reduce((a, b) => a + b, 0);
+  let offset = resumed?.[0] ?? 0;
+  if (anchor !== null) {
+    const at = replies[segments.length][1] as number | null;
+    // The list is kept newest first (LPUSH); its listing runs oldest first, from the right.
+    if (at !== null) offset = segments[first].state === 'queued' ? sizes[first] - 1 - at : at;
+    else anchor = null;
+  }
+
+  const hits: (Segment & { ids: string[] })[] = [];
+  let found = 0;
+  let scanned = 0;
+  let next: { index: number; position: Position } | null = null;
+  const full = () => found >= limit || scanned >= scanLimit;
+  for (let index = first; index < segments.length && next === null; index++, offset = 0) {
+    const segment = segments[index];
+    // The id at `offset`, when known: the anchor of a cursor that stops there.
+    let at = index === first ? anchor : null;
+    let more = sizes[index] > offset;
+    while (more) {
+      if (full()) {
+        next = { index, position: [offset, at] };
+        break;
+      }
+      const want = Math.min(CHUNK, scanLimit - scanned, testsRecords(filter) ? CHUNK : limit - found);
+      // One id past the chunk: the anchor of the place after it.
+      const ids = await readIds(c, segment, offset, want + 1);
+      const look = ids.slice(0, want);
+      const matches = await matching(c, segment.queue, look, filter);
+      let taken = look.length;
+      const group: string[] = [];
+      for (const [i, id] of look.entries()) {
+        scanned += 1;
+        if (matches[i]) group.push(id);
+        if (found + group.length >= limit) {
+          taken = i + 1;
+          break;
+        }
+      }
+      if (group.length > 0) hits.push({ ...segment, ids: group });
+      found += group.length;
+      offset += taken;
+      at = ids[taken] ?? null;
+      more = at !== null;
+    }
+    if (next === null && full()) {
+      // The segment ended as the page filled: go on from the start of the next one that holds tasks.
+      const rest = sizes.findIndex((size, j) => j > index && size > 0);
+      if (rest >= 0) next = { index: rest, position: [0, null] };
+      break;
+    }
+  }
+  const tasks = await recordsOf(c, hits);
+  const nextCursor = next === null ? null : encodeSearchCursor(filter, { ...segments[next.index], total, position: next.position });
+  return { tasks, nextCursor, scanned, total };
+}
+
+function key(c: RedisConnection, segment: Segment): string {
+  return c.keys.queueKey(segment.queue, segment.state);
+}
+
+/** Up to `count` ids of a segment from `offset`, in its listing order (as inspect.ts listTasks). */
+async function readIds(c: RedisConnection, segment: Segment, offset: number, count: number): Promise<string[]> {
+  const k = key(c, segment);
+  if (segment.state === 'queued') return (await c.call(() => c.redis.lrange(k, -(offset + count), -(offset + 1)))).reverse();
+  if (newestFirst(segment.state)) return c.call(() => c.redis.zrevrange(k, offset, offset + count - 1));
+  return c.call(() => c.redis.zrange(k, offset, offset + count - 1));
+}
+
+/** Which of a queue's tasks match the filter (queue and state are the segment's); one round trip when records are tested. */
+async function matching(c: RedisConnection, queue: string, ids: string[], filter: TaskFilter): Promise<boolean[]> {
+  if (!testsRecords(filter) || ids.length === 0) return ids.map(() => true);
+  const pipeline = c.redis.pipeline().hmget(c.keys.queueKey(queue, 'meta'), ...ids);
+  if (filter.payload.length > 0) pipeline.hmget(c.keys.queueKey(queue, 'payload'), ...ids);
+  const replies = (await c.call(() => pipeline.exec())) ?? [];
+  const [metas, payloads] = replies.map(([, value]) => value as (string | null)[]);
+  return ids.map((id, i) => {
+    const raw = metas?.[i];
+    if (raw === null || raw === undefined) return false; // gone since it was listed
+    const m = parseStoredObject<StoredMeta>(raw);
+    const fields = { id, type: m.t ?? '', createdAt: m.c ?? Number.NaN, lastError: m.le ?? null };
+    return matchesFields(fields, filter) && (filter.payload.length === 0 || matchesPayload(payloads?.[i], filter.payload));
+  });
+}
+
+/** The records of the hits, in order; a task deleted since it matched is left out. */
+async function recordsOf(c: RedisConnection, hits: (Segment & { ids: string[] })[]): Promise<TaskRecord[]> {
+  const groups = await Promise.all(hits.map((hit) => loadRecords(c, hit.queue, hit.ids, hit.state)));
+  return groups.flat();
+}
+
+/** `id:`: one lookup, then the other terms. */
+async function searchById(c: RedisConnection, id: string, filter: TaskFilter): Promise<TaskSearchPage> {
+  const queue = await findQueue(c, id);
+  const [task] = queue === null || (filter.queue !== null && filter.queue !== queue) ? [] : await loadRecords(c, queue, [id]);
+  if (!task) return { tasks: [], nextCursor: null, scanned: 0, total: 0 };
+  const matches = (filter.states === null || filter.states.includes(task.state)) && matchesFields(task, filter) && matchesPayloadValue(task.payload, filter.payload);
+  return { tasks: matches ? [task] : [], nextCursor: null, scanned: 1, total: 1 };
+}
