@@ -116,12 +116,13 @@ export const resize = defineTask('img:resize', {
     expect(get.stdout).toMatch(/^id\s+r-1$/m);
     expect(get.stdout).toMatch(/^state\s+queued$/m);
     expect(get.stdout).toMatch(/^payload\s+\{"week":3\}$/m);
+    expect(get.stdout).toMatch(/^waiting\s+no live worker serves the queue default$/m);
 
     const getJson = parseJson(await cli('--json', 'task', 'get', 'r-1'));
     expect(Object.keys(getJson).sort()).toEqual(
-      ['attempt', 'attempts', 'cancelRequested', 'createdAt', 'deadline', 'enqueuedAt', 'finishedAt', 'headers', 'id', 'lastError', 'links', 'logs', 'maxRetries', 'nextRunAt', 'payload', 'progress', 'queue', 'result', 'startedAt', 'state', 'timeout', 'type', 'workerId'].sort(),
+      ['attempt', 'attempts', 'cancelRequested', 'createdAt', 'deadline', 'enqueuedAt', 'finishedAt', 'headers', 'id', 'lastError', 'links', 'logs', 'maxRetries', 'nextRunAt', 'payload', 'progress', 'queue', 'result', 'startedAt', 'state', 'timeout', 'type', 'waiting', 'workerId'].sort(),
     );
-    expect(getJson).toMatchObject({ id: 'r-1', type: 'report', state: 'queued', payload: { week: 3 }, attempt: 0, result: null });
+    expect(getJson).toMatchObject({ id: 'r-1', type: 'report', state: 'queued', payload: { week: 3 }, attempt: 0, result: null, waiting: { reason: 'no-worker-for-queue', until: null } });
 
     const ls = await cli('task', 'ls', '--state', 'queued');
     expect(ls.code, ls.stderr).toBe(0);

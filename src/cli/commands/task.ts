@@ -5,6 +5,8 @@ import { TasklineError } from '../../core/errors.js';
 import { validateQueueName, validateTaskId } from '../../core/options.js';
 import { TASK_STATES, type TaskRecord, type TaskState } from '../../core/task.js';
 import { ACCEPTED_STATES, acceptedStatesText } from '../../core/transitions.js';
+import type { Waiting } from '../../core/why-waiting.js';
+import { whyTaskWaits } from '../../client/why-waiting.js';
 import { positiveInt, taskState } from '../args.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -57,10 +59,12 @@ export function registerTaskCommands(program: Command): void {
     .action(async (id: string, _options: unknown, command: Command) => {
       validateTaskId(id);
       await withContext(command, async (ctx) => {
-        const record = await (await ctx.backend()).getTask(id);
+        const backend = await ctx.backend();
+        const record = await backend.getTask(id);
         if (record === null) throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
-        ctx.out.data(taskJson(record));
-        if (!ctx.out.json) printTask(ctx, record);
+        const waiting = await whyTaskWaits(backend, record);
+        ctx.out.data({ ...taskJson(record), waiting });
+        if (!ctx.out.json) printTask(ctx, record, waiting);
       });
     });
 
@@ -177,12 +181,13 @@ async function bulk(backend: Backend, name: Operation, queue: string, state: Bul
   return backend.deleteAll(queue, state);
 }
 
-function printTask(ctx: CliContext, task: TaskRecord): void {
+function printTask(ctx: CliContext, task: TaskRecord, waiting: Waiting | null): void {
   const rows: [string, string][] = [
     ['id', task.id],
     ['type', task.type],
     ['queue', task.queue],
     ['state', task.state + (task.cancelRequested ? ' (cancel requested)' : '')],
+    ...(waiting ? [['waiting', waiting.message] as [string, string]] : []),
     ['attempt', `${task.attempt} of ${task.maxRetries + 1}`],
     ['created', formatTime(task.createdAt)],
     ['started', formatTime(task.startedAt)],
