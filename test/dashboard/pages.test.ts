@@ -148,6 +148,41 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard pages on %s', (_name, ope
     }
   });
 
+  it('keys: / searches, g q and g s go to pages, j / k and Enter open a row, ? lists the keys', async () => {
+    await backend().enqueue([newTask('keys', { n: 1 }, { id: 'key-1', queue: 'q-keys' }), newTask('keys', { n: 2 }, { id: 'key-2', queue: 'q-keys' })]);
+    const page = await go('/');
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.keyboard.press('g');
+    await page.keyboard.press('q');
+    await page.getByRole('heading', { name: 'Queues' }).waitFor();
+    await page.keyboard.press('g');
+    await page.keyboard.press('s');
+    await page.getByRole('heading', { name: 'Schedules' }).waitFor();
+    await page.keyboard.press('/');
+    expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('search-box');
+    await page.keyboard.type('type:keys');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Search' }).waitFor();
+    expect(page.url()).toContain('/search?q=type%3Akeys');
+    await page.locator('table.tasks tbody tr').nth(1).waitFor();
+    await page.locator('body').click({ position: { x: 5, y: 300 } });
+    await page.keyboard.press('j');
+    await page.keyboard.press('j');
+    await page.keyboard.press('k');
+    const first = await page.evaluate<string | undefined>("document.activeElement?.querySelector('a')?.textContent");
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: first! }).waitFor();
+    expect(page.url()).toContain(`/tasks/${first}`);
+    await page.keyboard.press('?');
+    await page.getByRole('dialog', { name: 'Keys' }).waitFor();
+    await page.keyboard.press('?');
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    // Back returns to the search, as the URL has it.
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Search' }).waitFor();
+    await done();
+  });
+
   it('updates arrive live: a task enqueued elsewhere shows without a reload', async () => {
     await backend().enqueue([newTask('live', {}, { queue: 'q-live' })]);
     const page = await go('/queues/q-live?state=queued');
