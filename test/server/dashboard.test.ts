@@ -1,5 +1,6 @@
 /** The task center serves the built dashboard: history routes, assets, headers, and no build. */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dashboardDirectory } from '../../src/server/dashboard.js';
@@ -52,6 +53,14 @@ describe('the dashboard files', () => {
     expect(badEscape.json()).toMatchObject({ error: { code: expect.stringMatching(/^TL_/) } });
     // Unknown pages outside the app stay the API's 404.
     expect((await api.app.inject({ method: 'GET', url: '/nowhere' })).statusCode).toBe(404);
+  });
+
+  it('the page loads at most 200 kB of JavaScript, gzipped', () => {
+    const assets = join(dashboardDirectory()!, 'assets');
+    const scripts = readdirSync(assets).filter((f) => f.endsWith('.js'));
+    const gzipped = scripts.reduce((sum, f) => sum + gzipSync(readFileSync(join(assets, f)), { level: 9 }).length, 0);
+    expect(gzipped).toBeGreaterThan(10_000);
+    expect(gzipped).toBeLessThanOrEqual(200 * 1024);
   });
 
   it('without a build, says how to make one (503), and the API still answers', async () => {
