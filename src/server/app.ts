@@ -10,6 +10,7 @@ import { Client } from '../client/client.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../core/options.js';
 import { ScheduleService } from '../scheduler/service.js';
 import { Auth, type AuthOptions } from './auth.js';
+import { BulkJobs } from './bulk-jobs.js';
 import type { ServerContext } from './context.js';
 import { registerDashboard } from './dashboard.js';
 import { createClientErrorHandler, createErrorHandler, createNotFoundHandler, type HttpErrorContext } from './errors.js';
@@ -18,6 +19,7 @@ import { healthRoutes } from './health.js';
 import { instrumentTaskCenter, type TaskCenterMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { registerRoutes, RouteTable, type AnyRoute } from './route.js';
+import { bulkRoutes } from './routes/bulk.js';
 import { eventRoutes } from './routes/events.js';
 import { queueRoutes } from './routes/queues.js';
 import { schedulerRoutes } from './routes/schedulers.js';
@@ -121,10 +123,12 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
     }
   });
 
+  const bulkJobs = new BulkJobs(options.backend);
   const routes: AnyRoute[] = [
     ...indexRoutes(() => routes, auth),
     ...taskRoutes(ctx),
     ...searchRoutes(ctx),
+    ...bulkRoutes(bulkJobs),
     ...queueRoutes(ctx),
     ...scheduleRoutes(ctx),
     ...schedulerRoutes(ctx),
@@ -151,6 +155,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
     streams.endAll();
   });
   app.addHook('onClose', async () => {
+    await bulkJobs.stop();
     await hub.stop();
     await ctx.client.close();
   });

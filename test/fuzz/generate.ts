@@ -37,6 +37,11 @@ function scheduleId(ctx: GenContext): string {
   return world.scheduleIds.length > 0 && rng.chance(0.85) ? rng.pick(world.scheduleIds) : world.freshId('fz-s');
 }
 
+function jobId(ctx: GenContext): string {
+  const { rng, world } = ctx;
+  return world.jobIds.length > 0 && rng.chance(0.85) ? rng.pick(world.jobIds) : world.freshId('fz-j');
+}
+
 /** A small JSON payload. */
 export function payload(rng: Rng, depth = 0): unknown {
   return rng.weighted<() => unknown>([
@@ -79,6 +84,7 @@ function hinted(name: string, where: 'path' | 'query' | 'body', ctx: GenContext)
   }
   switch (name) {
     case 'id':
+      if (op.path.startsWith('/api/v1/bulk/')) return jobId(ctx);
       if (onSchedules) return where === 'body' && op.method === 'POST' && rng.chance(0.7) ? world.freshId('fz-s') : scheduleId(ctx);
       return where === 'path' ? taskId(ctx) : rng.chance(0.7) ? world.freshId('fz-t') : taskId(ctx);
     case 'type':

@@ -54,6 +54,16 @@ function summary(store: string, run: FuzzRun): string {
   ].join('\n');
 }
 
+/** Waits until no bulk job of the server is running. */
+async function settleBulkJobs(app: TaskCenterServer['app'], headers: Record<string, string> = {}): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const { jobs } = (await app.inject({ method: 'GET', url: '/api/v1/bulk', headers })).json<{ jobs: { state: string }[] }>();
+    if (jobs.every((job) => job.state !== 'running')) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('bulk jobs still running after 30 s');
+}
+
 describe.each(STORES.filter(([name]) => ONLY === undefined || ONLY === name))('OpenAPI fuzz on %s', (store, open) => {
   let api: TestApi;
   let guarded: TaskCenterServer;
@@ -91,6 +101,9 @@ describe.each(STORES.filter(([name]) => ONLY === undefined || ONLY === name))('O
 
   it('reads the store cleanly afterwards', { timeout: TIMEOUT_MS }, async () => {
     expect(run, 'the fuzz run must go first').not.toBeNull();
+    // Bulk jobs the run started go on in the background: let them finish before reading back.
+    await settleBulkJobs(api.app);
+    await settleBulkJobs(guarded.app, { authorization: 'Bearer fuzz-read-token' });
     const started = performance.now();
     const result = await sweep(api.app, operations, run!.world);
     report(

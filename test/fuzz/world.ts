@@ -18,6 +18,8 @@ export class World {
   readonly queues: string[] = ['default', 'fz-a', 'fz-b', 'fz.c:1'];
   readonly types: string[] = ['email.send', 'report', 'fz:t', 'resize image'];
   readonly cursors: Cursor[] = [];
+  /** Bulk job ids (POST /api/v1/bulk answers), for the job routes. */
+  readonly jobIds: string[] = [];
   /** Every task id a 2xx answer named, for the sweep (unbounded, deduplicated). */
   readonly everyTaskId = new Set<string>();
   /** Every schedule id a 2xx answer named, for the sweep. */
@@ -73,6 +75,11 @@ export class World {
     if (typeof type === 'string' && type !== '' && type.length <= 200) this.remember(this.types, type, (x) => x === type);
   }
 
+  addJob(job: unknown): void {
+    const id = (job as { id?: unknown } | null)?.id;
+    if (typeof id === 'string' && id !== '') this.remember(this.jobIds, id, (x) => x === id);
+  }
+
   addCursor(cursor: Cursor): void {
     this.remember(this.cursors, cursor, (x) => x.cursor === cursor.cursor && x.queue === cursor.queue && x.state === cursor.state);
   }
@@ -96,6 +103,10 @@ export class World {
     if (Array.isArray(record.fires)) for (const f of record.fires as Record<string, unknown>[]) this.addTask(f?.task_id, mark);
     if (Array.isArray(record.schedules)) for (const s of record.schedules as Record<string, unknown>[]) this.addSchedule(s?.id);
     if (Array.isArray(record.queues)) for (const q of record.queues as Record<string, unknown>[]) this.addQueue(q?.name);
+    if (route.includes('/api/v1/bulk')) {
+      this.addJob(record.job);
+      if (Array.isArray(record.jobs)) for (const job of record.jobs as unknown[]) this.addJob(job);
+    }
     if (route.includes('/schedules') && typeof record.cron === 'string') this.addSchedule(record.id, mark);
     if (route.startsWith('POST /api/v1/tasks/{id}/') || route === 'DELETE /api/v1/tasks/{id}') this.addTask(record.id, mark);
     if (route === 'GET /api/v1/tasks/{id}') {
