@@ -133,6 +133,29 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard pages on %s', (_name, ope
     await done();
   });
 
+  it('search finds tasks across queues; a bulk action by its query counts first, then acts on every match', async () => {
+    await backend().enqueue([
+      ...Array.from({ length: 120 }, (_, i) => newTask('bulk:charge', { user: i % 2 }, { id: `bulk-${i}`, queue: i % 2 ? 'q-bulk-a' : 'q-bulk-b', runAt: Date.now() + 3_600_000 })),
+      newTask('bulk:other', { user: 1 }, { id: 'bulk-other', queue: 'q-bulk-a', runAt: Date.now() + 3_600_000 }),
+    ]);
+    const page = await go('/search?q=type:bulk:charge%20payload.user:1');
+    await page.getByText(/scanned/).waitFor();
+    expect(await page.locator('table.tasks tbody tr').count()).toBe(50);
+    await page.getByRole('button', { name: 'Archive all…' }).click();
+    await page.getByText('Archive 60 task(s)?').waitFor();
+    // A dry run changes nothing.
+    expect((await backend().getQueue('q-bulk-a'))?.counts.dead ?? 0).toBe(0);
+    await page.getByRole('button', { name: 'Archive 60' }).click();
+    await expect.poll(async () => (await backend().getQueue('q-bulk-a'))?.counts.dead, { timeout: 15_000 }).toBe(60);
+    await page.getByText(/Archive: 60 of 60 done — done/).waitFor({ timeout: 10_000 });
+    expect((await backend().getQueue('q-bulk-b'))?.counts.dead ?? 0).toBe(0);
+    expect((await backend().getTask('bulk-other'))?.state).toBe('scheduled');
+    // Nothing left to archive: the dry run says so.
+    await page.getByRole('button', { name: 'Archive all…' }).click();
+    await page.getByText(/No matching task is in a state archive takes/).waitFor();
+    await done();
+  });
+
   it('workers: a live worker shows its host, queues, concurrency and heartbeat', async () => {
     const worker = new Worker(backend(), { queues: ['q-workers'], concurrency: 3, idleWait: 200 });
     await worker.start();

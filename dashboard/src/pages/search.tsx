@@ -1,6 +1,7 @@
 /** Search across queues and states: id, type, queue, state, error text, time range, payload. */
 import { useState, type FormEvent } from 'react';
 import { enc, useApi } from '../api';
+import { BulkByFilter } from '../components/bulk';
 import { Empty, ErrorBox, Loading, Pager, Section } from '../components/common';
 import { TaskTable } from '../components/task-table';
 import { n } from '../format';
@@ -29,7 +30,7 @@ export function SearchPage() {
       </form>
       <p className="muted mono">{SEARCH_HELP}</p>
       {q.trim() === '' ? null : (
-        <Section title="Results">
+        <Section title="Results" actions={<BulkByFilter q={q} />}>
           <ErrorBox error={result.error} />
           {!result.data ? (
             result.isError ? null : <Loading what="results" />
