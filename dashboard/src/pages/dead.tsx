@@ -7,8 +7,8 @@ import { n, relative } from '../format';
 import { Link, setParams, useLocation } from '../router';
 import type { Queue, Task, TaskList } from '../types';
 
-/** Dead tasks read per queue (the newest first pages); a group's count is of these. */
-const PER_QUEUE = 1000;
+/** Dead tasks read per queue (the first page of each); a group's count is of these. */
+const PER_QUEUE = 250;
 
 interface Group {
   key: string;
@@ -60,7 +60,7 @@ export function DeadPage() {
         <>
           <p className="muted">
             {n(total)} dead task(s) in {withDead.length} queue(s), in {sorted.length} group(s) by type and error
-            {shown < total ? ` (grouping the newest ${n(PER_QUEUE)} of each queue: ${n(shown)})` : ''}.
+            {shown < total ? ` (grouping the first ${n(PER_QUEUE)} of each queue: ${n(shown)}; search state:dead to reach them all)` : ''}.
           </p>
           <div className="table-wrap card">
             <table>
