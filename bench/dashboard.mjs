@@ -35,7 +35,7 @@ const PAGES = [
   { name: 'queue (queued)', path: '/queues/email?state=queued', calls: ['/api/v1/queues/email', '/api/v1/queues/email/tasks?state=queued&limit=50'], ready: 'table.tasks tbody tr' },
   { name: 'queue (dead)', path: '/queues/email?state=dead', calls: ['/api/v1/queues/email', '/api/v1/queues/email/tasks?state=dead&limit=50'], ready: 'table.tasks tbody tr' },
   { name: 'task', path: '/tasks/{id}', calls: ['/api/v1/tasks/{id}'], ready: '.fields' },
-  { name: 'dead letter', path: '/dead', calls: ['/api/v1/queues', ...QUEUES.map((q) => `/api/v1/queues/${q}/tasks?state=dead&limit=1000`)], ready: 'tbody tr' },
+  { name: 'dead letter', path: '/dead', calls: ['/api/v1/queues', ...QUEUES.map((q) => `/api/v1/queues/${q}/tasks?state=dead&limit=250`)], ready: 'tbody tr' },
   { name: 'schedules', path: '/schedules', calls: ['/api/v1/schedules'], ready: 'tbody tr' },
   { name: 'workers', path: '/workers', calls: ['/api/v1/workers', '/api/v1/schedulers'], ready: 'h2' },
   { name: 'search (payload)', path: '/search?q=payload.user:42', calls: ['/api/v1/tasks?q=payload.user%3A42&limit=50'], ready: '[role=status]' },
