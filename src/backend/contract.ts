@@ -7,11 +7,13 @@
  */
 import type { AttemptRecord, NewTask, TaskInfo, TaskLinks, TaskLogLine, TaskRecord, TaskState, BackoffSpec } from '../core/task.js';
 import type { TaskFilter } from '../core/task-query.js';
+import type { AuditEntry, AuditPage } from './audit-contract.js';
 import type { LockStore, ScheduleStore } from './schedule-contract.js';
 import type { SearchPageOptions, TaskSearchPage } from './search-contract.js';
 
 export * from './schedule-contract.js';
 export * from './search-contract.js';
+export * from './audit-contract.js';
 
 /** Default retention of finished tasks. */
 export const DEFAULT_RETENTION = {
@@ -330,6 +332,12 @@ export interface Backend extends ScheduleStore, LockStore {
   dailyStats(queue: string, days: number): Promise<DailyStat[]>;
   /** The last `minutes` minutes, oldest first; `minutes` 1 … MAX_STAT_MINUTES (shared.ts), else TL_INVALID_ARGUMENT. */
   minuteStats(queue: string, minutes: number): Promise<MinuteStat[]>;
+
+  // ── audit log (audit-contract.ts) ──────────────────────────────────────────
+  /** Appends an entry, then deletes the oldest past `keep` (1 … 1,000,000; default DEFAULT_AUDIT_KEEP). */
+  recordAudit(entry: AuditEntry, keep?: number): Promise<void>;
+  /** One page of entries, newest first; `limit` and `cursor` as listTasks (TL_INVALID_ARGUMENT). */
+  listAudit(page?: { limit?: number; cursor?: string }): Promise<AuditPage>;
 
   close(): Promise<void>;
 }

@@ -9,6 +9,7 @@ import type { Backend, SchedulingBackend } from '../backend/contract.js';
 import { Client } from '../client/client.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../core/options.js';
 import { ScheduleService } from '../scheduler/service.js';
+import { registerAudit } from './audit.js';
 import { Auth, type AuthOptions } from './auth.js';
 import { BulkJobs } from './bulk-jobs.js';
 import type { ServerContext } from './context.js';
@@ -19,6 +20,7 @@ import { healthRoutes } from './health.js';
 import { instrumentTaskCenter, type TaskCenterMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { registerRoutes, RouteTable, type AnyRoute } from './route.js';
+import { auditRoutes } from './routes/audit.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { eventRoutes } from './routes/events.js';
 import { queueRoutes } from './routes/queues.js';
@@ -129,6 +131,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
     ...taskRoutes(ctx),
     ...searchRoutes(ctx),
     ...bulkRoutes(bulkJobs),
+    ...auditRoutes(ctx),
     ...queueRoutes(ctx),
     ...scheduleRoutes(ctx),
     ...schedulerRoutes(ctx),
@@ -138,6 +141,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
     ...healthRoutes(options.backend, errorContext.store),
   ];
   registerRoutes(app, auth, routes);
+  registerAudit(app, { auth, backend: options.backend, routes, registry });
 
   app.get('/metrics', async (request, reply) => {
     auth.check(request, 'read');

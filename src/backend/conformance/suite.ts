@@ -11,6 +11,7 @@
  */
 import { describe } from 'vitest';
 import { ackConformance } from './ack.js';
+import { auditConformance } from './audit.js';
 import { claimConformance } from './claim.js';
 import { concurrencyConformance } from './concurrency.js';
 import { enqueueConformance } from './enqueue.js';
@@ -44,5 +45,6 @@ export function runConformanceSuite(name: string, openStore: OpenStore): void {
     schedulerConformance(openStore);
     fireConformance(openStore);
     lockConformance(openStore);
+    auditConformance(openStore);
   });
 }

@@ -115,6 +115,11 @@ export class RedisKeys {
     return `${this.prefix}:worker:${id}`;
   }
 
+  /** Stream: the audit log, one entry per mutating API call (field `e`: the entry's JSON), trimmed to its bound. */
+  get audit(): string {
+    return `${this.prefix}:audit`;
+  }
+
   /** Hash: task type or pattern -> its recorded document (backend/task-types.ts). */
   get taskTypes(): string {
     return `${this.prefix}:types`;

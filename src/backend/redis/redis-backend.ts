@@ -6,7 +6,7 @@
  * - wait.ts       blocking waits for work;            events.ts     pub/sub notifications
  * - maintenance.ts  forwarding, lease recovery, cleanup
  * - operate.ts    an operator's actions;              inspect.ts    reading queues and tasks
- * - search.ts     searching tasks across queues and states
+ * - search.ts     searching tasks across queues and states; audit.ts  the audit log
  * - workers.ts    the worker registry and task types; schedule-store.ts  schedules, fires, schedulers, locks
  * - keys.ts, codec.ts, scripts.ts, batches.ts   key names, record encoding, the script loader, batching
  */
@@ -14,12 +14,13 @@ import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/tas
 import type { Schedule, ScheduleDefinition } from '../../core/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
-  QueueInfo, QueueKeep, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SchedulingBackend, SubscribeOptions, FireBatch,
+  QueueInfo, QueueKeep, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, AuditEntry, AuditPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SchedulingBackend, SubscribeOptions, FireBatch,
   FireRecord, FireResult, ScheduleUpdate, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
 import { checkStorableTasks } from '../shared.js';
 import { ackAndClaim } from './ack-claim.js';
+import * as audit from './audit.js';
 import { quit, RedisConnection, type RedisBackendOptions } from './connection.js';
 import { enqueueTasks } from './enqueue.js';
 import { RedisEvents } from './events.js';
@@ -284,6 +285,14 @@ export class RedisBackend implements SchedulingBackend {
 
   releaseLock(key: string, owner: string, token: number): Promise<boolean> {
     return this.scheduling.releaseLock(key, owner, token);
+  }
+
+  recordAudit(entry: AuditEntry, keep?: number): Promise<void> {
+    return audit.recordAudit(this.c, entry, keep);
+  }
+
+  listAudit(page?: { limit?: number; cursor?: string }): Promise<AuditPage> {
+    return audit.listAudit(this.c, page);
   }
 
   async close(): Promise<void> {

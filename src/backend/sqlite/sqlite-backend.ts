@@ -7,7 +7,7 @@
  * - transition.ts the bookkeeping of one write transaction;      lifecycle.ts  moves between states
  * - enqueue.ts, claim.ts, ack.ts, leases.ts, progress.ts, maintenance.ts, operate.ts   the transitions
  * - inspect.ts, rows.ts, workers.ts, task-types.ts               reading; the worker registry and task types
- * - search.ts     searching tasks across queues and states
+ * - search.ts     searching tasks across queues and states;    audit.ts  the audit log
  * - schedules.ts, fires.ts, schedulers.ts, locks.ts              schedules, their fires, the scheduler instances
  *                                                                and leader lease; locks
  * - notifier.ts   waking waiting workers and subscribers, across processes; host-clock.ts  the clock
@@ -18,12 +18,13 @@ import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/tas
 import type { Schedule, ScheduleDefinition } from '../../core/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
-  QueueInfo, QueueKeep, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SubscribeOptions,
+  QueueInfo, QueueKeep, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, AuditEntry, AuditPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SubscribeOptions,
   FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
 import { checkStorableTasks, validateLockKey, validateQueueKeep } from '../shared.js';
 import { ackAttempts } from './ack.js';
+import * as audit from './audit.js';
 import { renewLeases } from './leases.js';
 import { reportProgress } from './progress.js';
 import { claimTasks } from './claim.js';
@@ -341,6 +342,16 @@ export class SqliteBackend implements SchedulingBackend {
   async releaseLock(key: string, owner: string, token: number): Promise<boolean> {
     validateLockKey(key);
     return this.store.write((t) => releaseLock(t, key, owner, token));
+  }
+
+  // ── audit log (audit.ts) ────────────────────────────────────────────────────
+
+  async recordAudit(entry: AuditEntry, keep?: number): Promise<void> {
+    return this.store.write((t) => audit.recordAudit(t, entry, keep));
+  }
+
+  async listAudit(page?: { limit?: number; cursor?: string }): Promise<AuditPage> {
+    return this.store.read(() => audit.listAudit(this.store.sql, page));
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,88 @@
+/**
+ * The audit log of mutating calls: every request to an `admin` route (the API's writes) is
+ * recorded in the store once its answer is sent — when, which token, the method, the route
+ * pattern, its target (the path's id, queue or type), the status and the error code. Refused
+ * calls (401, 403, 400 …) are recorded too. Recording never fails or delays a request: a write
+ * that fails is logged and counted (`taskline_audit_write_failures_total`).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Counter, type Registry } from 'prom-client';
+import type { AuditEntry, AuditToken, Backend } from '../backend/contract.js';
+import type { Auth } from './auth.js';
+import type { AnyRoute } from './route.js';
+
+export interface AuditOptions {
+  auth: Auth;
+  backend: Backend;
+  /** The API's routes: those with access `admin` are audited. */
+  routes: AnyRoute[];
+  registry: Registry;
+}
+
+/** Path parameters that name what a call acts on, in the order looked for. */
+const TARGETS = ['id', 'queue', 'type'] as const;
+
+/** A route as the OpenAPI document and `GET /api/v1` write it: `/api/v1/tasks/{id}/run`. */
+function routePattern(url: string): string {
+  return url.replace(/:([A-Za-z_]+)/g, '{$1}');
+}
+
+function tokenKind(auth: Auth, request: FastifyRequest): AuditToken {
+  const token = auth.tokenOf(request);
+  return token === 'admin' || token === 'read' ? token : 'none';
+}
+
+/** The `code` of an error answer `{"error":{"code":…}}`, or null. */
+function errorCode(payload: unknown): string | null {
+  if (typeof payload !== 'string') return null;
+  try {
+    const code = (JSON.parse(payload) as { error?: { code?: unknown } } | null)?.error?.code;
+    return typeof code === 'string' ? code : null;
+  } catch {
+    return null;
+  }
+}
+
+export function registerAudit(app: FastifyInstance, options: AuditOptions): void {
+  const audited = new Set(options.routes.filter((r) => r.access === 'admin').map((r) => `${r.method} ${r.url}`));
+  const isAudited = (request: FastifyRequest) => request.routeOptions.url !== undefined && audited.has(`${request.method} ${request.routeOptions.url}`);
+  const name = 'taskline_audit_write_failures_total';
+  const failures =
+    (options.registry.getSingleMetric(name) as Counter | undefined) ??
+    new Counter({ name, help: 'Audit log entries the task center could not write to the store (the calls themselves were answered)', registers: [options.registry] });
+  const codes = new WeakMap<FastifyRequest, string>();
+  const pending = new Set<Promise<void>>();
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode >= 400 && isAudited(request)) {
+      const code = errorCode(payload);
+      if (code !== null) codes.set(request, code);
+    }
+    return payload;
+  });
+  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!isAudited(request)) return;
+    const params = (request.params ?? {}) as Record<string, unknown>;
+    const target = TARGETS.map((name) => params[name]).find((value): value is string => typeof value === 'string') ?? null;
+    const entry: AuditEntry = {
+      at: Math.round(Date.now() - reply.elapsedTime),
+      token: tokenKind(options.auth, request),
+      method: request.method,
+      route: routePattern(request.routeOptions.url ?? request.url),
+      target,
+      status: reply.statusCode,
+      code: codes.get(request) ?? null,
+    };
+    const write = options.backend.recordAudit(entry).catch((error: unknown) => {
+      failures.inc();
+      request.log.warn({ err: error, audit: entry }, 'the audit log entry of this call could not be written');
+    });
+    pending.add(write);
+    await write;
+    pending.delete(write);
+  });
+  // Writes still in flight finish before the store is closed.
+  app.addHook('onClose', async () => {
+    await Promise.all(pending);
+  });
+}
