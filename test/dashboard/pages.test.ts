@@ -156,6 +156,19 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard pages on %s', (_name, ope
     await done();
   });
 
+  it('the audit log lists the calls that changed something, newest first', async () => {
+    await backend().enqueue([newTask('audited', {}, { id: 'audit-1', queue: 'q-audit', runAt: Date.now() + 3_600_000 })]);
+    const page = await go('/tasks/audit-1');
+    await page.getByRole('button', { name: 'Archive' }).click();
+    await expect.poll(async () => (await backend().getTask('audit-1'))?.state).toBe('dead');
+    await page.keyboard.press('g');
+    await page.keyboard.press('a');
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    const first = page.locator('tbody tr').first();
+    await expect.poll(() => first.textContent()).toMatch(/POST \/api\/v1\/tasks\/\{id\}\/archive.*audit-1.*200/);
+    await done();
+  });
+
   it('workers: a live worker shows its host, queues, concurrency and heartbeat', async () => {
     const worker = new Worker(backend(), { queues: ['q-workers'], concurrency: 3, idleWait: 200 });
     await worker.start();
