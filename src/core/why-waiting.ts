@@ -33,7 +33,11 @@ export interface WaitingWorker {
   types?: string[];
 }
 
-const at = (ms: number) => new Date(ms).toISOString();
+/** A time in a message; a stored value that is no time Date holds says so rather than throwing. */
+function at(ms: number): string {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? 'a time that cannot be read' : date.toISOString();
+}
 
 export function whyWaiting(task: WaitingTask, context: { queuePaused: boolean; workers: WaitingWorker[] }): Waiting | null {
   if (task.state !== 'queued' && task.state !== 'scheduled' && task.state !== 'retrying') return null;

@@ -15,6 +15,10 @@ describe('why a task waits', () => {
     expect(whyWaiting(task({ state: 'retrying', nextRunAt: T, attempt: 1 }), { queuePaused: false, workers: [] })).toEqual({ reason: 'retrying', message: 'retrying at 2026-12-02T09:30:00.000Z (attempt 2 of 4)', until: T });
   });
 
+  it('a stored time that is no time Date holds is named as such, never thrown on', () => {
+    expect(whyWaiting(task({ state: 'scheduled', nextRunAt: 9_007_199_254_740_991 }), { queuePaused: false, workers: [] })).toEqual({ reason: 'scheduled', message: 'scheduled for a time that cannot be read', until: 9_007_199_254_740_991 });
+  });
+
   it('a queued task: paused queue, then no worker for the queue, then none for the type, then all busy', () => {
     expect(whyWaiting(task(), { queuePaused: true, workers: [worker()] })?.reason).toBe('paused');
     expect(whyWaiting(task(), { queuePaused: false, workers: [worker({ queues: ['other'] })] })).toMatchObject({ reason: 'no-worker-for-queue', message: 'no live worker serves the queue mail' });

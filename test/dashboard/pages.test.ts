@@ -53,7 +53,7 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard pages on %s', (_name, ope
     await expect.poll(async () => (await backend().getQueue('q-pause'))?.paused).toBe(false);
     await page.goto(`${center.url}/queues/q-pause?state=queued`);
     await page.getByRole('link', { name: /^queued/ }).and(page.locator('[aria-current="page"]')).waitFor();
-    expect(await page.locator('table.tasks tbody tr').count()).toBe(1);
+    await expect.poll(() => page.locator('table.tasks tbody tr').count()).toBe(1);
     await done();
   });
 

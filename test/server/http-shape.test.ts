@@ -74,7 +74,8 @@ describe('every door answers in the error shape (real socket)', () => {
   });
 
   describe('no route, or a method the route does not take', () => {
-    it.each(['/', '/api/v1/nope', '/api/v1/queues/default/nope', '/favicon.ico'])('GET %s → 404', async (path) => {
+    // `/` and the dashboard's own paths answer its page (test/server/dashboard.test.ts).
+    it.each(['/api/v1/nope', '/api/v1/queues/default/nope', '/favicon.ico', '/nowhere'])('GET %s → 404', async (path) => {
       expect(expectError(await send('GET', path), 404, 'TL_NOT_FOUND')).toBe(`no route GET ${path}`);
     });
 
