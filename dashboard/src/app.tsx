@@ -49,6 +49,18 @@ function Page({ path }: { path: string }) {
   );
 }
 
+/** The tab's title for a path: the page, and the queue, task or schedule it shows. */
+function titleOf(path: string): string {
+  const [, first = '', second] = path.split('/');
+  const page = NAV.find(([to]) => to === `/${first}`)?.[1] ?? (first === 'tasks' ? 'Task' : first === 'search' ? 'Search' : 'Overview');
+  if (!second) return page;
+  try {
+    return `${decodeURIComponent(second)} · ${page}`;
+  } catch {
+    return page;
+  }
+}
+
 function SignIn({ failed }: { failed: boolean }) {
   const queryClient = useQueryClient();
   const [value, setValue] = useState('');
@@ -75,6 +87,13 @@ function SignIn({ failed }: { failed: boolean }) {
 }
 
 function Help({ close }: { close: () => void }) {
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') close();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [close]);
   return (
     <div className="overlay" role="dialog" aria-modal="true" aria-labelledby="help-title" onClick={close}>
       <div className="card help" onClick={(e) => e.stopPropagation()}>
@@ -108,12 +127,16 @@ export function App() {
   const { path, params } = useLocation();
   const [help, setHelp] = useState(false);
   const toggleHelp = useCallback(() => setHelp((open) => !open), []);
+  const closeHelp = useCallback(() => setHelp(false), []);
   useKeyboard(toggleHelp);
   const index = useQuery<ApiIndex, ApiError>({ queryKey: ['/api/v1'], queryFn: () => request<ApiIndex>('/api/v1'), retry: false, staleTime: Infinity });
   const signedIn = index.isSuccess;
   const live = useLiveUpdates(queryClient, signedIn);
   useEffect(() => onUnauthorized(() => void queryClient.invalidateQueries({ queryKey: ['/api/v1'] })), [queryClient]);
   const [search, setSearch] = useState(path === '/search' ? (params.get('q') ?? '') : '');
+  useEffect(() => {
+    document.title = `${titleOf(path)} · Taskline`;
+  }, [path]);
 
   if (index.isPending) return <p className="muted">Loading…</p>;
   if (index.error?.status === 401) return <SignIn failed={sessionStorage.getItem('taskline.token') !== null} />;
@@ -178,7 +201,7 @@ export function App() {
       <main id="main">
         <Page path={path} />
       </main>
-      {help ? <Help close={() => setHelp(false)} /> : null}
+      {help ? <Help close={closeHelp} /> : null}
     </AccessContext.Provider>
   );
 }

@@ -26,7 +26,8 @@ export function relative(iso: string | null | undefined, now = Date.now()): stri
   return diff > 0 ? `in ${duration(diff)}` : `${duration(-diff)} ago`;
 }
 
-const local = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+// Year first in every locale (Swedish writes dates as ISO-8601 does), in this browser's zone.
+const local = new Intl.DateTimeFormat('sv-SE', { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 export function localTime(iso: string | null | undefined): string {
   if (!iso) return '–';
   const date = new Date(iso);

@@ -14,7 +14,8 @@ export function OverviewPage() {
   const workers = useApi<{ workers: Worker[] }>('/api/v1/workers');
   const schedulers = useApi<Schedulers>('/api/v1/schedulers');
   const series = queue ? stats.data?.queues.find((q) => q.name === queue) : stats.data;
-  const oldest = queues.data?.queues.reduce((max, q) => Math.max(max, q.latency_ms), 0) ?? 0;
+  const waiting = queues.data?.queues.filter((q) => (q.counts.queued ?? 0) > 0) ?? [];
+  const oldest = waiting.length === 0 ? null : waiting.reduce((max, q) => Math.max(max, q.latency_ms), 0);
   const leader = schedulers.data?.schedulers.find((s) => s.leader);
   return (
     <>
@@ -27,7 +28,7 @@ export function OverviewPage() {
           <Tile label="dead" value={n(stats.data.totals.dead)} to="/dead" />
           <Tile label="processed / min" value={n(Math.round(stats.data.rates.processed_per_minute))} />
           <Tile label="failed / min" value={n(Math.round(stats.data.rates.failed_per_minute))} />
-          <Tile label="oldest queued" value={duration(oldest)} />
+          <Tile label="oldest queued" value={oldest === null ? 'none queued' : duration(oldest)} />
           <Tile label="live workers" value={n(workers.data?.workers.length ?? stats.data.totals.workers)} to="/workers" />
           <Tile label="scheduler leader" value={leader ? `${leader.host}:${leader.pid}` : schedulers.data ? 'none' : '–'} />
         </div>

@@ -16,12 +16,13 @@ const offsetOf = (local: string) => /([+-]\d\d:\d\d)$/.exec(local)?.[1] ?? '';
 
 /** Next fire times, in the schedule's zone and UTC, with the DST changes between them marked. */
 function FireTimes({ times, timezone }: { times: PreviewTime[]; timezone: string }) {
+  const utc = timezone === 'UTC' || timezone === 'Etc/UTC';
   return (
     <table className="fire-times">
       <thead>
         <tr>
           <th scope="col">{timezone}</th>
-          <th scope="col">UTC</th>
+          {utc ? null : <th scope="col">UTC</th>}
           <th scope="col">in</th>
         </tr>
       </thead>
@@ -38,7 +39,7 @@ function FireTimes({ times, timezone }: { times: PreviewTime[]; timezone: string
                   </span>
                 ) : null}
               </td>
-              <td className="mono">{utcTime(t.utc)}</td>
+              {utc ? null : <td className="mono">{utcTime(t.utc)}</td>}
               <td>{relative(t.utc)}</td>
             </tr>
           );
@@ -312,7 +313,7 @@ function draftOf(s: Schedule | undefined): Draft {
     type: s?.task.type ?? '',
     queue: s?.task.queue ?? '',
     payload: s ? JSON.stringify(s.task.payload ?? {}, null, 2) : '{}',
-    overlap: s?.overlap ?? 'allow',
+    overlap: s?.overlap ?? 'skip',
     catchUp: s?.catch_up.policy ?? 'latest',
     paused: s?.paused ?? false,
   };
@@ -341,6 +342,7 @@ export function ScheduleEditPage({ id }: { id: string | null }) {
 }
 
 function ScheduleForm({ schedule }: { schedule: Schedule | undefined }) {
+  const canAct = useCanAct();
   const [draft, setDraft] = useState<Draft>(() => draftOf(schedule));
   const [error, setError] = useState<unknown>(null);
   const [saving, setSaving] = useState(false);
@@ -377,6 +379,15 @@ function ScheduleForm({ schedule }: { schedule: Schedule | undefined }) {
       setSaving(false);
     }
   };
+  if (!canAct) {
+    return (
+      <>
+        <h1>{schedule ? `Edit ${schedule.id}` : 'New schedule'}</h1>
+        <p className="why">Signed in with the read-only token: schedules can be looked at, not changed.</p>
+        <Link to={schedule ? `/schedules/${enc(schedule.id)}` : '/schedules'}>Back</Link>
+      </>
+    );
+  }
   return (
     <>
       <p className="crumbs">
@@ -398,7 +409,7 @@ function ScheduleForm({ schedule }: { schedule: Schedule | undefined }) {
         <textarea id="s-payload" className="mono" rows={5} value={draft.payload} onChange={set('payload')} />
         <label htmlFor="s-overlap">overlap</label>
         <select id="s-overlap" value={draft.overlap} onChange={set('overlap')}>
-          {['allow', 'skip', 'bufferOne', 'cancelPrevious'].map((o) => (
+          {['skip', 'allow', 'bufferOne', 'cancelPrevious'].map((o) => (
             <option key={o}>{o}</option>
           ))}
         </select>

@@ -39,7 +39,7 @@ export function WorkersPage() {
               </thead>
               <tbody>
                 {workers.data.workers.map((w) => (
-                  <tr key={w.id} data-row tabIndex={-1} title={w.id}>
+                  <tr key={w.id} title={w.id}>
                     <th scope="row">{w.host}</th>
                     <td className="num">{w.pid}</td>
                     <td>
