@@ -140,6 +140,34 @@ export function searchConformance(openStore: OpenStore): void {
       expect((await backend.getQueue('default'))!.counts).toMatchObject({ scheduled: 0, queued: 0, dead: 70 });
     });
 
+    it('the anchor task is gone: the next page still finds every task that stayed in the scope', async () => {
+      const { backend } = store;
+      for (const delay of [HOUR, undefined]) {
+        const tasks = Array.from({ length: 120 }, (_, i) => newTask('anchor:t', { i }, { queue: delay === undefined ? 'now' : 'later', delay }));
+        expect((await backend.enqueue(tasks)).every((o) => o.ok)).toBe(true);
+        const filter = parseTaskQuery(`queue:${delay === undefined ? 'now' : 'later'}`);
+        const first = await backend.searchTasks(filter, { limit: 50 });
+        expect(first.tasks).toHaveLength(50);
+        expect(first.nextCursor).not.toBeNull();
+        // The tasks of page one move out, and so does the one the cursor would go on from.
+        const [anchor] = (await backend.searchTasks(filter, { limit: 1, cursor: first.nextCursor! })).tasks.map((t) => t.id);
+        const seen = new Set(first.tasks.map((t) => t.id));
+        expect(seen.has(anchor)).toBe(false);
+        for (const task of first.tasks) await backend.archiveTask(task.id);
+        await backend.deleteTask(anchor);
+        const left = new Set<string>();
+        let cursor: string | undefined = first.nextCursor!;
+        do {
+          const page = await backend.searchTasks(filter, { limit: 50, cursor });
+          for (const task of page.tasks) left.add(task.id);
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor !== undefined);
+        const stayed = tasks.map((t) => t.id).filter((id) => !seen.has(id) && id !== anchor);
+        expect(stayed).toHaveLength(69);
+        expect([...left].filter((id) => stayed.includes(id)).sort()).toEqual(stayed.sort());
+      }
+    });
+
     it('refuses a cursor of another search, junk, and limits out of range (TL_INVALID_ARGUMENT)', async () => {
       const { backend } = store;
       await backend.enqueue(Array.from({ length: 5 }, () => newTask('t')));

@@ -21,7 +21,8 @@ const CHUNK = 1000;
 /**
  * A place in a segment: the offset in its listing order, and the id found there when known (the
  * anchor). A later page finds the anchor again (ZRANK, LPOS), so tasks that left the segment
- * before it — those a bulk action just moved — do not shift the place.
+ * before it — those a bulk action just moved — do not shift the place. When the anchor itself
+ * has left, the page starts the segment again (it may repeat tasks, never skip one).
  */
 type Position = [offset: number, anchor: string | null];
 
@@ -60,7 +61,13 @@ export async function searchTasks(c: RedisConnection, filter: TaskFilter, page: 
     const at = replies[segments.length][1] as number | null;
     // The list is kept newest first (LPUSH); its listing runs oldest first, from the right.
     if (at !== null) offset = segments[first].state === 'queued' ? sizes[first] - 1 - at : at;
-    else anchor = null;
+    else {
+      // The anchor left too. The stored offset counts tasks that may since have left before it,
+      // so it can be past tasks not yet seen: go on from the start of the segment instead — a
+      // page may repeat tasks already found, but none that stayed is skipped.
+      anchor = null;
+      offset = 0;
+    }
   }
 
   const hits: (Segment & { ids: string[] })[] = [];
