@@ -8,6 +8,7 @@
  * - a count that is not a whole number is `0`;
  * - a payload, result or progress stored as text that is not JSON is that text, as a string;
  * - a schedule whose stored definition is not one shows with an empty cron (it never fires);
+ * - a task log entry that is not a line object shows with no time and its JSON text as message;
  * and the view lists the fields so presented in `invalid`, by name (`definition`, `record` … for
  * a stored part that could not be read at all), e.g.
  * `"invalid": ["next_run_at", "attempts[0].started_at"]`. Views with nothing invalid have no
@@ -82,7 +83,7 @@ export function taskStatus(task: TaskRecord) {
     worker_id: task.workerId,
     progress: task.progress ?? null,
     cancel_requested: task.cancelRequested === true,
-    logs: (Array.isArray(task.logs) ? task.logs : []).map((line, i) => ({ at: marks.time(`logs[${i}].at`, line.at), message: String(line.message) })),
+    logs: (Array.isArray(task.logs) ? task.logs : []).map((line, i) => logLineView(marks, i, line)),
     links: linksView(task.links),
     attempts: attempts.map((a, i) => {
       const at = new Marks(`attempts[${i}].`);
@@ -98,6 +99,16 @@ export function taskStatus(task: TaskRecord) {
       return view;
     }),
   });
+}
+
+/** A stored log line; an entry that is not a line object shows with no time and its text, marked `logs[i]`. */
+function logLineView(marks: Marks, i: number, line: unknown): { at: string | null; message: string } {
+  if (typeof line === 'object' && line !== null && !Array.isArray(line)) {
+    const { at, message } = line as Partial<Record<keyof TaskRecord['logs'][number], unknown>>;
+    return { at: marks.time(`logs[${i}].at`, at), message: typeof message === 'string' ? message : String(message) };
+  }
+  marks.note([`logs[${i}]`]);
+  return { at: null, message: typeof line === 'string' ? line : (JSON.stringify(line) ?? String(line)) };
 }
 
 function linksView(links: TaskRecord['links'] | null | undefined) {

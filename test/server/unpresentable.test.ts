@@ -25,6 +25,8 @@ interface RawStore {
   type(id: string, type: string): Promise<void>;
   payloadText(id: string, text: string): Promise<void>;
   resultText(id: string, text: string): Promise<void>;
+  /** The task's stored log lines as `text`. */
+  logsText(id: string, text: string): Promise<void>;
   scheduleTimes(id: string, startAt: number, endAt: number): Promise<void>;
   scheduleText(id: string, definition: string, state: string): Promise<void>;
   fireNominalAt(fireId: string, ms: number): Promise<void>;
@@ -36,7 +38,7 @@ interface RawStore {
 function rawRedis(store: TestStore): RawStore {
   const backend = store.backend as RedisBackend;
   const redis = new Redis(REDIS_URL);
-  const key = (name: 'meta' | 'payload' | 'result' | 'attempts' | 'fires') => backend.keys.queueKey('default', name);
+  const key = (name: 'meta' | 'payload' | 'result' | 'attempts' | 'logs' | 'fires') => backend.keys.queueKey('default', name);
   const meta = async (id: string, change: (m: Record<string, unknown>) => void) => {
     const m = JSON.parse((await redis.hget(key('meta'), id))!) as Record<string, unknown>;
     change(m);
@@ -65,6 +67,9 @@ function rawRedis(store: TestStore): RawStore {
     },
     resultText: async (id, text) => {
       await redis.hset(key('result'), id, text);
+    },
+    logsText: async (id, text) => {
+      await redis.hset(key('logs'), id, text);
     },
     scheduleTimes: (id, startAt, endAt) => json(backend.keys.schedules[0], id, (d) => Object.assign(d, { startAt, endAt })),
     scheduleText: async (id, definition, state) => {
@@ -99,6 +104,7 @@ function rawSqlite(file: string): RawStore {
     type: (id) => run("UPDATE tasks SET type = CAST(X'626164EDA080' AS TEXT) WHERE id = ?", id),
     payloadText: (id, text) => run('UPDATE payloads SET body = ? WHERE id = ?', text, id),
     resultText: (id, text) => run('UPDATE tasks SET result = ? WHERE id = ?', text, id),
+    logsText: (id, text) => run('UPDATE tasks SET logs = ? WHERE id = ?', text, id),
     scheduleTimes: (id, startAt, endAt) =>
       run("UPDATE schedules SET definition = json_set(definition, '$.startAt', ?, '$.endAt', ?) WHERE id = ?", startAt, endAt, id),
     scheduleText: (id, definition, state) => run('UPDATE schedules SET definition = ?, state = ? WHERE id = ?', definition, state, id),
@@ -168,6 +174,7 @@ describe.each(STORES)('reads of unpresentable stored values on %s', (_name, open
     await raw.type(ids.surrogate, 'bad\ud800');
     await raw.payloadText(ids.corrupt, '{"half":');
     await raw.resultText(ids.corrupt, 'not json');
+    await raw.logsText(fireId, '[null, "plain", 7, {"at": 1700000000000, "message": "fine"}, {"at": "soon", "message": 3}]');
     await raw.scheduleTimes('nightly', 1e300, 1e300);
     await raw.fireNominalAt(fireId, 1e300);
     await raw.scheduleText('broken', '{"cron": "0 4', '[]');
@@ -188,6 +195,20 @@ describe.each(STORES)('reads of unpresentable stored values on %s', (_name, open
   it('GET /api/v1/tasks/{id}: a payload and result that are not JSON are their text, named in `invalid`', async () => {
     const task = Task.parse(await get(`/api/v1/tasks/${ids.corrupt}`));
     expect(task).toMatchObject({ payload: '{"half":', result: 'not json', invalid: ['payload', 'result'] });
+  });
+
+  it('GET /api/v1/tasks/{id}: log entries that are not line objects show with no time, named in `invalid`', async () => {
+    const task = Task.parse(await get(`/api/v1/tasks/${fireId}`));
+    expect(task.logs).toEqual([
+      { at: null, message: 'null' },
+      { at: null, message: 'plain' },
+      { at: null, message: '7' },
+      { at: '2023-11-14T22:13:20.000Z', message: 'fine' },
+      { at: null, message: '3' },
+    ]);
+    expect(task.invalid).toEqual(['logs[0]', 'logs[1]', 'logs[2]', 'logs[4].at']);
+    const { tasks } = z.object({ tasks: z.array(Task) }).parse(await get('/api/v1/tasks?q=state:queued'));
+    expect(tasks.map((t) => t.id)).toContain(fireId);
   });
 
   it('GET /api/v1/tasks/{id}: a task whose type and header hold a lone surrogate', async () => {
