@@ -98,7 +98,7 @@ describe.each(STORES)('bulk actions by filter on %s', (_name, open) => {
   it('a filter matching nothing: a dry run of 0, a job done at once; jobs are listed newest first', async () => {
     await enqueue(3, 't');
     expect((await bulk({ action: 'cancel', q: 'type:nope', dryRun: true })).json()).toEqual({ count: 0 });
-    expect((await bulk({ action: 'run', q: '', dryRun: true })).json()).toEqual({ count: 0 });
+    expect((await bulk({ action: 'run', q: 'state:dead', dryRun: true })).json()).toEqual({ count: 0 });
     const { job: a } = (await bulk({ action: 'cancel', q: 'type:nope' })).json<{ job: Job }>();
     expect(await follow(a.id, (j) => j.state !== 'running')).toMatchObject({ state: 'done', matched: 0, done: 0, failed: 0 });
     const { job: b } = (await bulk({ action: 'cancel', q: 'type:t' })).json<{ job: Job }>();
@@ -114,11 +114,11 @@ describe.each(STORES)('bulk actions by filter on %s', (_name, open) => {
 
   it('refuses bad input with a 400 naming the field', async () => {
     const cases: [unknown, RegExp][] = [
-      [{ action: 'explode', q: '' }, /^body\.action must be one of run, archive, delete, cancel/],
+      [{ action: 'explode', q: 'state:dead' }, /^body\.action must be one of run, archive, delete, cancel/],
       [{ action: 'run', q: 'state:finished' }, /^body\.q term "state:finished" has no state "finished"/],
       [{ action: 'run' }, /body\.q/],
-      [{ action: 'run', q: '', dryRun: 'yes' }, /body\.dryRun/],
-      [{ action: 'run', q: '', dry_run: true }, /dry_run/],
+      [{ action: 'run', q: 'state:dead', dryRun: 'yes' }, /body\.dryRun/],
+      [{ action: 'run', q: 'state:dead', dry_run: true }, /dry_run/],
     ];
     for (const [payload, message] of cases) {
       const res = await bulk(payload);
@@ -127,12 +127,25 @@ describe.each(STORES)('bulk actions by filter on %s', (_name, open) => {
     }
   });
 
+  it('refuses a query with no term (it would take every task in the store), a dry run too', async () => {
+    await enqueue(3, 't');
+    for (const q of ['', '   ']) {
+      for (const payload of [{ action: 'delete', q }, { action: 'delete', q, dryRun: true }]) {
+        const res = await bulk(payload);
+        expect(res.statusCode, JSON.stringify(payload)).toBe(400);
+        expect(res.json()).toEqual({ error: { code: 'TL_INVALID_REQUEST', message: expect.stringMatching(/^body\.q has no term.*state:dead.*queue:<name>/) } });
+      }
+    }
+    expect(await searchTotal('type:t')).toBe(3);
+    expect((await inject('GET', '/api/v1/bulk')).json<{ jobs: Job[] }>().jobs).toEqual([]);
+  });
+
   it('a read-only token may list and follow jobs, not start or cancel them', async () => {
     const guarded = await startApi(open, { apiToken: 'admin-token', readToken: 'read-token' });
     try {
       const as = (token: string, method: 'GET' | 'POST', url: string, payload?: object) =>
         guarded.app.inject({ method, url, headers: { authorization: `Bearer ${token}` }, ...(payload ? { payload } : {}) });
-      for (const payload of [{ action: 'delete', q: '' }, { action: 'delete', q: '', dryRun: true }]) {
+      for (const payload of [{ action: 'delete', q: 'state:dead' }, { action: 'delete', q: 'state:dead', dryRun: true }]) {
         const res = await as('read-token', 'POST', '/api/v1/bulk', payload);
         expect(res.statusCode).toBe(403);
         expect(res.json()).toMatchObject({ error: { code: 'TL_FORBIDDEN' } });

@@ -1,7 +1,7 @@
 /** Bulk actions by filter: a dry-run count, jobs done in batches with progress, cancel, recent jobs (bulk-jobs.ts). */
 import { z } from 'zod';
 import { TasklineError } from '../../core/errors.js';
-import { MAX_QUERY_LENGTH, parseTaskQuery } from '../../core/task-query.js';
+import { MAX_QUERY_LENGTH, emptyFilter, filterKey, parseTaskQuery } from '../../core/task-query.js';
 import { OPERATOR_ACTIONS, acceptedStatesText } from '../../core/transitions.js';
 import type { BulkJob, BulkJobs } from '../bulk-jobs.js';
 import { iso } from '../present.js';
@@ -11,7 +11,7 @@ import { QUERY_HELP } from './search.js';
 const BulkBody = z
   .object({
     action: z.enum(OPERATOR_ACTIONS).describe(`one of ${OPERATOR_ACTIONS.join(', ')}`),
-    q: z.string().max(MAX_QUERY_LENGTH).describe(`the tasks to act on, as GET /api/v1/tasks?q= finds them: ${QUERY_HELP}`),
+    q: z.string().max(MAX_QUERY_LENGTH).describe(`the tasks to act on, as GET /api/v1/tasks?q= finds them (at least one term): ${QUERY_HELP}`),
     dryRun: z.boolean().describe('true: only count the tasks the action would take').optional(),
   })
   .strict();
@@ -45,6 +45,9 @@ function notFound(id: string): TasklineError {
   return new TasklineError('TL_NOT_FOUND', `no bulk job ${JSON.stringify(id)} (jobs live in this task center's memory; recent ones are listed by GET /api/v1/bulk)`);
 }
 
+/** The filter of a query with no term: every task. */
+const NO_TERMS = filterKey(emptyFilter());
+
 const STATES_TAKEN = OPERATOR_ACTIONS.map((action) => `${action}: ${acceptedStatesText(action)}`).join('; ');
 
 export function bulkRoutes(jobs: BulkJobs): AnyRoute[] {
@@ -59,10 +62,17 @@ export function bulkRoutes(jobs: BulkJobs): AnyRoute[] {
       responses: {
         200: { description: 'dryRun: how many tasks the action would take', schema: Count },
         202: { description: 'the job, started: follow it with GET /api/v1/bulk/{id}', schema: JobResult },
-        400: { description: 'an unknown action, or a term of q that is not accepted (the message names the field)' },
+        400: { description: 'an unknown action, a q with no term, or a term of q that is not accepted (the message names the field)' },
       },
       handler: async ({ body, reply }) => {
         const filter = parseTaskQuery(body.q, 'body.q');
+        if (filterKey(filter) === NO_TERMS) {
+          throw new TasklineError(
+            'TL_INVALID_REQUEST',
+            'body.q has no term, and a bulk action takes at least one (an empty query would act on every task in the store): ' +
+              'to act on everything deliberately, send one request per state (q "state:dead", "state:queued", …) or per queue (q "queue:<name>")',
+          );
+        }
         if (body.dryRun === true) return { count: await jobs.count(body.action, filter) };
         return reply.status(202).send({ job: jobView(await jobs.start(body.action, body.q, filter)) });
       },
