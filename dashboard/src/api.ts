@@ -16,17 +16,24 @@ export class ApiError extends Error {
   }
 }
 
+let memoryToken: string | null = null;
+
 export function getToken(): string | null {
   try {
-    return sessionStorage.getItem(TOKEN_KEY);
+    return sessionStorage.getItem(TOKEN_KEY) ?? memoryToken;
   } catch {
-    return null;
+    return memoryToken;
   }
 }
 
 export function setToken(token: string | null): void {
-  if (token === null) sessionStorage.removeItem(TOKEN_KEY);
-  else sessionStorage.setItem(TOKEN_KEY, token);
+  try {
+    if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+    else sessionStorage.setItem(TOKEN_KEY, token);
+  } catch {
+    // Storage blocked (a browser setting): the token lasts until the page is left.
+    memoryToken = token;
+  }
 }
 
 export function authHeaders(): Record<string, string> {
@@ -39,6 +46,10 @@ const unauthorizedListeners = new Set<() => void>();
 export function onUnauthorized(listener: () => void): () => void {
   unauthorizedListeners.add(listener);
   return () => unauthorizedListeners.delete(listener);
+}
+
+export function reportUnauthorized(): void {
+  for (const listener of unauthorizedListeners) listener();
 }
 
 export async function request<T>(path: string, options: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
@@ -59,7 +70,7 @@ export async function request<T>(path: string, options: { method?: string; body?
   }
   if (!res.ok) {
     const error = (data as { error?: { code?: string; message?: string } } | null)?.error;
-    if (res.status === 401) for (const listener of unauthorizedListeners) listener();
+    if (res.status === 401) reportUnauthorized();
     throw new ApiError(res.status, error?.code ?? `HTTP_${res.status}`, error?.message ?? `${res.status} ${res.statusText}`);
   }
   return data as T;

@@ -1,7 +1,7 @@
 /** The shell: sign-in when the server asks for a token, the navigation, the page for the URL. */
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { ApiError, onUnauthorized, request, setToken } from './api';
+import { ApiError, getToken, onUnauthorized, request, setToken } from './api';
 import { AccessContext, ErrorBox } from './components/common';
 import { GO_KEYS, useKeyboard } from './keyboard';
 import { useLiveUpdates } from './live';
@@ -129,21 +129,34 @@ export function App() {
   const toggleHelp = useCallback(() => setHelp((open) => !open), []);
   const closeHelp = useCallback(() => setHelp(false), []);
   useKeyboard(toggleHelp);
-  const index = useQuery<ApiIndex, ApiError>({ queryKey: ['/api/v1'], queryFn: () => request<ApiIndex>('/api/v1'), retry: false, staleTime: Infinity });
-  const signedIn = index.isSuccess;
+  // Retried (with backoff) unless the answer is a refusal: a server that is away for a moment
+  // must not leave the app on an error page once it is back.
+  const index = useQuery<ApiIndex, ApiError>({
+    queryKey: ['/api/v1'],
+    queryFn: () => request<ApiIndex>('/api/v1'),
+    retry: (count, error) => error.status !== 401 && error.status !== 403 && count < 1000,
+    retryDelay: (count) => Math.min(10_000, 500 * 2 ** count),
+    staleTime: Infinity,
+  });
+  const signedIn = index.data !== undefined && index.error?.status !== 401;
   const live = useLiveUpdates(queryClient, signedIn);
   useEffect(() => onUnauthorized(() => void queryClient.invalidateQueries({ queryKey: ['/api/v1'] })), [queryClient]);
   const [search, setSearch] = useState(path === '/search' ? (params.get('q') ?? '') : '');
   useEffect(() => {
     document.title = `${titleOf(path)} · Taskline`;
   }, [path]);
+  const urlQuery = path === '/search' ? (params.get('q') ?? '') : null;
+  useEffect(() => {
+    if (urlQuery !== null) setSearch(urlQuery);
+  }, [urlQuery]);
 
-  if (index.isPending) return <p className="muted">Loading…</p>;
-  if (index.error?.status === 401) return <SignIn failed={sessionStorage.getItem('taskline.token') !== null} />;
-  if (index.isError) {
+  if (index.error?.status === 401) return <SignIn failed={getToken() !== null} />;
+  if (index.isPending && index.failureCount === 0) return <p className="muted">Loading…</p>;
+  if (!index.data) {
     return (
       <main className="signin">
-        <ErrorBox error={index.error} />
+        <ErrorBox error={index.error ?? index.failureReason} />
+        <p className="muted">Trying again…</p>
       </main>
     );
   }

@@ -6,11 +6,13 @@
  */
 import type { QueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { authHeaders } from './api';
+import { authHeaders, reportUnauthorized } from './api';
 
 export type LiveState = 'connecting' | 'live' | 'paused' | 'offline';
 
 const REFRESH_MS = 1000;
+/** A stream that stayed open this long (or carried an event) resets the reconnect backoff. */
+const HEALTHY_MS = 10_000;
 
 export function useLiveUpdates(queryClient: QueryClient, enabled: boolean): LiveState {
   const [state, setState] = useState<LiveState>('connecting');
@@ -35,9 +37,15 @@ export function useLiveUpdates(queryClient: QueryClient, enabled: boolean): Live
       setState('connecting');
       try {
         const res = await fetch('/api/v1/events', { headers: { accept: 'text/event-stream', ...authHeaders() }, signal: controller.signal });
+        if (res.status === 401) {
+          reportUnauthorized();
+          return;
+        }
         if (!res.ok || !res.body) throw new Error(`events: ${res.status}`);
         setState('live');
-        failures = 0;
+        // Whatever changed while no stream was open was not heard: refetch once.
+        dirty = true;
+        const opened = Date.now();
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         let buffer = '';
         for (;;) {
@@ -47,7 +55,11 @@ export function useLiveUpdates(queryClient: QueryClient, enabled: boolean): Live
           const blocks = buffer.split('\n\n');
           buffer = blocks.pop() ?? '';
           // Any event (comments are keep-alives) makes what is shown stale.
-          if (blocks.some((block) => block.split('\n').some((line) => line.startsWith('data:')))) dirty = true;
+          if (blocks.some((block) => block.split('\n').some((line) => line.startsWith('data:')))) {
+            dirty = true;
+            failures = 0;
+          }
+          if (Date.now() - opened > HEALTHY_MS) failures = 0;
         }
         throw new Error('events: the stream ended');
       } catch {

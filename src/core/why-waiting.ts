@@ -41,11 +41,13 @@ function at(ms: number): string {
 
 export function whyWaiting(task: WaitingTask, context: { queuePaused: boolean; workers: WaitingWorker[] }): Waiting | null {
   if (task.state !== 'queued' && task.state !== 'scheduled' && task.state !== 'retrying') return null;
+  // A wait for a time in a paused queue says both: the time alone would promise a start.
+  const paused = context.queuePaused ? `; the queue ${task.queue} is paused` : '';
   if (task.state === 'scheduled' && task.nextRunAt !== null) {
-    return { reason: 'scheduled', message: `scheduled for ${at(task.nextRunAt)}`, until: task.nextRunAt };
+    return { reason: 'scheduled', message: `scheduled for ${at(task.nextRunAt)}${paused}`, until: task.nextRunAt };
   }
   if (task.state === 'retrying' && task.nextRunAt !== null) {
-    return { reason: 'retrying', message: `retrying at ${at(task.nextRunAt)} (attempt ${task.attempt + 1} of ${task.maxRetries + 1})`, until: task.nextRunAt };
+    return { reason: 'retrying', message: `retrying at ${at(task.nextRunAt)} (attempt ${task.attempt + 1} of ${task.maxRetries + 1})${paused}`, until: task.nextRunAt };
   }
   if (context.queuePaused) return { reason: 'paused', message: `the queue ${task.queue} is paused`, until: null };
   const serving = context.workers.filter((w) => w.queues.includes(task.queue));

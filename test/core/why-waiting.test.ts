@@ -11,7 +11,8 @@ describe('why a task waits', () => {
   });
 
   it('scheduled and retrying tasks wait for their time, even in a paused queue', () => {
-    expect(whyWaiting(task({ state: 'scheduled', nextRunAt: T }), { queuePaused: true, workers: [] })).toEqual({ reason: 'scheduled', message: 'scheduled for 2026-12-02T09:30:00.000Z', until: T });
+    expect(whyWaiting(task({ state: 'scheduled', nextRunAt: T }), { queuePaused: false, workers: [] })).toEqual({ reason: 'scheduled', message: 'scheduled for 2026-12-02T09:30:00.000Z', until: T });
+    expect(whyWaiting(task({ state: 'scheduled', nextRunAt: T }), { queuePaused: true, workers: [] })?.message).toBe('scheduled for 2026-12-02T09:30:00.000Z; the queue mail is paused');
     expect(whyWaiting(task({ state: 'retrying', nextRunAt: T, attempt: 1 }), { queuePaused: false, workers: [] })).toEqual({ reason: 'retrying', message: 'retrying at 2026-12-02T09:30:00.000Z (attempt 2 of 4)', until: T });
   });
 

@@ -14,6 +14,19 @@ export function taskAction(action: OperatorAction, id: string): Promise<unknown>
 
 const LABELS: Record<OperatorAction, string> = { run: 'Run', archive: 'Archive', delete: 'Delete', cancel: 'Cancel' };
 
+/**
+ * One action on each of some tasks, all attempted: a task that changed state meanwhile (the
+ * action no longer takes it) or went away is counted, not a reason to stop. Rejects with the
+ * counts when any failed.
+ */
+export async function eachTask(tasks: Task[], action: OperatorAction): Promise<void> {
+  const results = await Promise.allSettled(tasks.map((t) => taskAction(action, t.id)));
+  const failed = results.filter((r) => r.status === 'rejected');
+  if (failed.length === 0) return;
+  const first = failed[0].reason as Error;
+  throw new Error(`${LABELS[action]}: ${tasks.length - failed.length} of ${tasks.length} done; ${failed.length} not (${first.message})`);
+}
+
 function firstLine(text: string | null): string {
   if (!text) return '';
   const line = text.split('\n')[0];
@@ -44,9 +57,7 @@ export function TaskTable({ tasks, selectable = false, showQueue = false }: { ta
                 label={`${LABELS[action]} ${able.length}`}
                 danger={action === 'delete'}
                 confirm={`${LABELS[action]} ${able.length} task(s)?`}
-                run={async () => {
-                  for (const task of able) await taskAction(action, task.id);
-                }}
+                run={() => eachTask(able, action)}
                 onDone={() => setPicked(new Set())}
               />
             );

@@ -2,7 +2,7 @@
 import { useQueries } from '@tanstack/react-query';
 import { enc, request, useApi } from '../api';
 import { ActionButton, Empty, ErrorBox, Loading, Section } from '../components/common';
-import { TaskTable, taskAction } from '../components/task-table';
+import { TaskTable, eachTask } from '../components/task-table';
 import { n, relative } from '../format';
 import { Link, setParams, useLocation } from '../router';
 import type { Queue, Task, TaskList } from '../types';
@@ -35,7 +35,8 @@ export function DeadPage() {
     }),
   });
   const total = withDead.reduce((sum, q) => sum + (q.counts.dead ?? 0), 0);
-  const loaded = lists.every((l) => l.data);
+  // A queue whose list failed shows its error; the others are grouped all the same.
+  const loaded = lists.every((l) => l.data || l.error);
   const groups = new Map<string, Group>();
   for (const list of lists) {
     for (const task of list.data?.tasks ?? []) {
@@ -90,9 +91,7 @@ export function DeadPage() {
                       <ActionButton
                         label={`Requeue ${g.tasks.length}`}
                         confirm={`Run again the ${g.tasks.length} dead ${g.type} task(s) with this error?`}
-                        run={async () => {
-                          for (const task of g.tasks) await taskAction('run', task.id);
-                        }}
+                        run={() => eachTask(g.tasks, 'run')}
                       />
                     </td>
                   </tr>

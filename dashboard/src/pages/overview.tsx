@@ -13,7 +13,8 @@ export function OverviewPage() {
   const queues = useApi<{ queues: Queue[] }>('/api/v1/queues');
   const workers = useApi<{ workers: Worker[] }>('/api/v1/workers');
   const schedulers = useApi<Schedulers>('/api/v1/schedulers');
-  const series = queue ? stats.data?.queues.find((q) => q.name === queue) : stats.data;
+  // A queue that is gone (an old link) shows every queue's series.
+  const series = (queue ? stats.data?.queues.find((q) => q.name === queue) : undefined) ?? stats.data;
   const waiting = queues.data?.queues.filter((q) => (q.counts.queued ?? 0) > 0) ?? [];
   const oldest = waiting.length === 0 ? null : waiting.reduce((max, q) => Math.max(max, q.latency_ms), 0);
   const leader = schedulers.data?.schedulers.find((s) => s.leader);

@@ -169,7 +169,8 @@ function KeepEditor({ queue, keep }: { queue: string; keep: Keep }) {
       </span>
     );
   }
-  const parse = (value: string) => (value.trim() === '' ? null : Number(value));
+  const parse = (value: string) => (value.trim() === '' ? null : /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN);
+  const wrong = (['completed', 'dead', 'cancelled'] as const).filter((state) => Number.isNaN(parse(draft[state])));
   return (
     <form className="keep-form" onSubmit={(e) => e.preventDefault()}>
       {(['completed', 'dead', 'cancelled'] as const).map((state) => (
@@ -178,8 +179,14 @@ function KeepEditor({ queue, keep }: { queue: string; keep: Keep }) {
           <input inputMode="numeric" placeholder="no bound" value={draft[state]} onChange={(e) => setDraft({ ...draft, [state]: e.target.value })} size={8} />
         </label>
       ))}
+      {wrong.length > 0 ? (
+        <p className="error" role="alert">
+          keep {wrong.join(', ')}: a whole number of tasks, or empty for no bound
+        </p>
+      ) : null}
       <ActionButton
         label="Save bounds"
+        disabled={wrong.length > 0}
         run={() => request(`/api/v1/queues/${enc(queue)}/keep`, { method: 'PATCH', body: { completed: parse(draft.completed), dead: parse(draft.dead), cancelled: parse(draft.cancelled) } })}
         onDone={() => setEditing(false)}
       />

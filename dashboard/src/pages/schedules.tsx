@@ -320,7 +320,7 @@ function draftOf(s: Schedule | undefined): Draft {
 }
 
 /** The fields of a stored schedule the editor does not show, as an update body takes them. */
-function keptFields(s: Schedule): { task: Record<string, unknown>; jitter?: number; startAt?: string; endAt?: string } {
+function keptFields(s: Schedule): { task: Record<string, unknown>; pauseNote?: string; jitter?: number; startAt?: string; endAt?: string } {
   const task: Record<string, unknown> = {};
   for (const key of ['maxRetries', 'timeout', 'retention', 'headers'] as const) {
     const value = (s.task as Record<string, unknown>)[key];
@@ -328,6 +328,7 @@ function keptFields(s: Schedule): { task: Record<string, unknown>; jitter?: numb
   }
   return {
     task,
+    ...(s.pause_note ? { pauseNote: s.pause_note } : {}),
     ...(s.jitter_ms ? { jitter: s.jitter_ms } : {}),
     ...(s.start_at ? { startAt: s.start_at } : {}),
     ...(s.end_at ? { endAt: s.end_at } : {}),
@@ -335,10 +336,15 @@ function keptFields(s: Schedule): { task: Record<string, unknown>; jitter?: numb
 }
 
 export function ScheduleEditPage({ id }: { id: string | null }) {
-  // The form starts from the stored definition as it is now, not from a cached view of it.
+  // The form starts from the stored definition as it is now (one fresh read, not a cached view),
+  // and keeps what is typed: later refetches (live updates) do not reset it.
   const existing = useApi<Schedule>(id === null ? null : `/api/v1/schedules/${enc(id)}`, { staleTime: 0, refetchOnMount: 'always' });
-  if (id !== null && (!existing.data || existing.isFetching)) return existing.error ? <ErrorBox error={existing.error} /> : <Loading what="the schedule" />;
-  return <ScheduleForm schedule={existing.data} />;
+  const [start, setStart] = useState<Schedule | null>(null);
+  useEffect(() => {
+    if (start === null && existing.data && !existing.isFetching) setStart(existing.data);
+  }, [start, existing.data, existing.isFetching]);
+  if (id !== null && start === null) return existing.error ? <ErrorBox error={existing.error} /> : <Loading what="the schedule" />;
+  return <ScheduleForm schedule={start ?? undefined} />;
 }
 
 function ScheduleForm({ schedule }: { schedule: Schedule | undefined }) {

@@ -1,5 +1,5 @@
 /** Search across queues and states: id, type, queue, state, error text, time range, payload. */
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { enc, useApi } from '../api';
 import { BulkByFilter } from '../components/bulk';
 import { Empty, ErrorBox, Loading, Pager, Section } from '../components/common';
@@ -15,6 +15,8 @@ export function SearchPage() {
   const q = params.get('q') ?? '';
   const cursor = params.get('cursor');
   const [draft, setDraft] = useState(q);
+  // Back, Forward and the header's box change the URL: the field follows it.
+  useEffect(() => setDraft(q), [q]);
   const result = useApi<SearchResult>(q.trim() === '' ? null : `/api/v1/tasks?q=${enc(q)}&limit=50${cursor ? `&cursor=${enc(cursor)}` : ''}`);
   const submit = (event: FormEvent) => {
     event.preventDefault();

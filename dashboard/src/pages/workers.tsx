@@ -6,8 +6,9 @@ import { Link } from '../router';
 import type { Schedulers, Worker } from '../types';
 
 export function WorkersPage() {
-  const workers = useApi<{ workers: Worker[] }>('/api/v1/workers');
-  const schedulers = useApi<Schedulers>('/api/v1/schedulers');
+  // Heartbeats announce no event: this page reads them again every 10 s (and the ages with them).
+  const workers = useApi<{ workers: Worker[] }>('/api/v1/workers', { refetchInterval: 10_000 });
+  const schedulers = useApi<Schedulers>('/api/v1/schedulers', { refetchInterval: 10_000 });
   const now = Date.now();
   return (
     <>
