@@ -11,6 +11,8 @@ import { authHeaders, reportUnauthorized } from './api';
 export type LiveState = 'connecting' | 'live' | 'paused' | 'offline';
 
 const REFRESH_MS = 1000;
+/** What events make stale: the data on screen, not the API index (who is signed in). */
+const isData = (query: { queryKey: readonly unknown[] }) => query.queryKey[0] !== '/api/v1';
 /** A stream that stayed open this long (or carried an event) resets the reconnect backoff. */
 const HEALTHY_MS = 10_000;
 
@@ -27,7 +29,7 @@ export function useLiveUpdates(queryClient: QueryClient, enabled: boolean): Live
     const refresh = setInterval(() => {
       if (!dirty || document.visibilityState === 'hidden') return;
       dirty = false;
-      void queryClient.invalidateQueries({ refetchType: 'active' });
+      void queryClient.invalidateQueries({ refetchType: 'active', predicate: isData });
     }, REFRESH_MS);
 
     const connect = async () => {
@@ -81,7 +83,7 @@ export function useLiveUpdates(queryClient: QueryClient, enabled: boolean): Live
         stream = null;
         setState('paused');
       } else {
-        void queryClient.invalidateQueries({ refetchType: 'active' });
+        void queryClient.invalidateQueries({ refetchType: 'active', predicate: isData });
         void connect();
       }
     };

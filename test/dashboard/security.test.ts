@@ -41,6 +41,8 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard security and access on %s
 
   it('asks for a token, refuses a wrong one, and signs in with the admin token', async () => {
     const tab = await openTab(browser);
+    const urls: string[] = [];
+    tab.page.on('request', (request) => urls.push(request.url()));
     await tab.page.goto(`${center.url}/queues`);
     await tab.page.getByLabel('Token').fill('not-the-token');
     await tab.page.getByRole('button', { name: 'Sign in' }).click();
@@ -52,6 +54,9 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard security and access on %s
     expect(tab.page.url()).not.toContain(ADMIN);
     expect(await tab.page.evaluate<string | null>("sessionStorage.getItem('taskline.token')")).toBe(ADMIN);
     expect(await tab.page.getByRole('button', { name: 'Pause' }).count()).toBeGreaterThan(0);
+    // The token travels in a header only: no request the page made carries it in its URL.
+    expect(urls.length).toBeGreaterThan(3);
+    expect(urls.filter((url) => url.includes(ADMIN) || url.includes('not-the-token'))).toEqual([]);
     await tab.context.close();
   });
 
