@@ -1,10 +1,11 @@
 /** Overview: sizes per queue and state, throughput charts, the oldest queued task, workers, the leader. */
 import { useApi } from '../api';
 import { SeriesChart } from '../components/chart';
+import { QueueTable } from '../components/queue-table';
 import { ErrorBox, Loading, Section } from '../components/common';
 import { duration, n, relative } from '../format';
 import { Link, setParams, useLocation } from '../router';
-import { TASK_STATES, type Queue, type Schedulers, type Stats, type Worker } from '../types';
+import type { Queue, Schedulers, Stats, Worker } from '../types';
 
 export function OverviewPage() {
   const { params } = useLocation();
@@ -63,38 +64,7 @@ export function OverviewPage() {
       </Section>
       <Section title="Queues">
         {queues.data ? (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">queue</th>
-                  {TASK_STATES.map((s) => (
-                    <th key={s} scope="col" className="num">
-                      {s}
-                    </th>
-                  ))}
-                  <th scope="col" className="num">
-                    oldest queued
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {queues.data.queues.map((q) => (
-                  <tr key={q.name} data-row tabIndex={-1}>
-                    <th scope="row">
-                      <Link to={`/queues/${encodeURIComponent(q.name)}`}>{q.name}</Link> {q.paused ? <span className="badge state-paused">paused</span> : null}
-                    </th>
-                    {TASK_STATES.map((s) => (
-                      <td key={s} className="num">
-                        {q.counts[s] ? <Link to={`/queues/${encodeURIComponent(q.name)}?state=${s}`}>{n(q.counts[s])}</Link> : <span className="muted">0</span>}
-                      </td>
-                    ))}
-                    <td className="num">{q.counts.queued ? duration(q.latency_ms) : '–'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <QueueTable queues={queues.data.queues} />
         ) : (
           <Loading what="queues" />
         )}

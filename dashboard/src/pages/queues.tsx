@@ -3,8 +3,9 @@ import { useState } from 'react';
 import { accepts, type OperatorAction } from '../../../src/core/transitions';
 import { enc, post, request, useApi } from '../api';
 import { ActionButton, Empty, ErrorBox, Loading, Pager, Section, useCanAct } from '../components/common';
+import { QueueTable } from '../components/queue-table';
 import { TaskTable } from '../components/task-table';
-import { duration, n } from '../format';
+import { n } from '../format';
 import { Link, setParams, useLocation } from '../router';
 import { TASK_STATES, type Keep, type Queue, type TaskList, type TaskState } from '../types';
 
@@ -19,50 +20,15 @@ export function QueuesPage() {
       ) : queues.data.queues.length === 0 ? (
         <Empty>No queues yet: a queue appears when its first task is enqueued.</Empty>
       ) : (
-        <div className="table-wrap card">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">queue</th>
-                {TASK_STATES.map((s) => (
-                  <th key={s} scope="col" className="num">
-                    {s}
-                  </th>
-                ))}
-                <th scope="col" className="num">
-                  processed
-                </th>
-                <th scope="col" className="num">
-                  failed
-                </th>
-                <th scope="col" className="num">
-                  oldest queued
-                </th>
-                <th scope="col">state</th>
-              </tr>
-            </thead>
-            <tbody>
-              {queues.data.queues.map((q) => (
-                <tr key={q.name} data-row tabIndex={-1}>
-                  <th scope="row">
-                    <Link to={`/queues/${enc(q.name)}`}>{q.name}</Link>
-                  </th>
-                  {TASK_STATES.map((s) => (
-                    <td key={s} className="num">
-                      {q.counts[s] ? <Link to={`/queues/${enc(q.name)}?state=${s}`}>{n(q.counts[s])}</Link> : <span className="muted">0</span>}
-                    </td>
-                  ))}
-                  <td className="num">{n(q.processed)}</td>
-                  <td className="num">{n(q.failed)}</td>
-                  <td className="num">{q.counts.queued ? duration(q.latency_ms) : '–'}</td>
-                  <td>
-                    {q.paused ? <span className="badge state-paused">paused</span> : <span className="muted">running</span>}{' '}
-                    <PauseButton queue={q} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+        <div className="card">
+          <QueueTable
+            queues={queues.data.queues}
+            more={[
+              ['processed', (q) => n(q.processed), true],
+              ['failed', (q) => n(q.failed), true],
+              ['pause', (q) => <PauseButton queue={q} />],
+            ]}
+          />
         </div>
       )}
     </>
