@@ -9,6 +9,13 @@ export const DEFAULT_AUDIT_KEEP = 10_000;
 /** Which token a call carried: `none` when no configured token matched (or none is configured). */
 export type AuditToken = 'admin' | 'read' | 'none';
 
+/**
+ * What a call did beyond its target: its path parameters and a whitelisted summary of its body,
+ * by name, e.g. `{"queue": "mail", "state": "dead"}` or `{"action": "delete", "q": "state:dead"}`.
+ * Bounded: at most 16 members, each value a scalar, texts cut to 500 characters.
+ */
+export type AuditDetail = Record<string, string | number | boolean | null>;
+
 export interface AuditEntry {
   /** When the call came in, epoch ms. */
   at: number;
@@ -22,6 +29,8 @@ export interface AuditEntry {
   status: number;
   /** The error code answered (`TL_…`), or null for a success. */
   code: string | null;
+  /** Path parameters and a body summary (AuditDetail), or null for none. Optional when recording. */
+  detail?: AuditDetail | null;
 }
 
 export interface AuditPage {

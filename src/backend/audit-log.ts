@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { TasklineError } from '../core/errors.js';
 import { clip, quote } from '../core/validate.js';
-import { DEFAULT_AUDIT_KEEP, type AuditEntry, type AuditToken } from './audit-contract.js';
+import { DEFAULT_AUDIT_KEEP, type AuditDetail, type AuditEntry, type AuditToken } from './audit-contract.js';
 import { pageLimit } from './page-cursor.js';
 import { countWithin } from './shared.js';
 
@@ -11,6 +11,25 @@ export const MAX_AUDIT_KEEP = 1_000_000;
 /** Longest route, method or target stored (longer ones are cut). */
 const MAX_TEXT = 500;
 const TOKENS: readonly AuditToken[] = ['admin', 'read', 'none'];
+/** Most members of an entry's detail (more are left out), and the longest name kept. */
+const MAX_DETAIL_MEMBERS = 16;
+const MAX_DETAIL_NAME = 100;
+
+/**
+ * An entry's detail as stored: at most MAX_DETAIL_MEMBERS members, names and texts cut, a value
+ * that is not a scalar stored as its quoted text; null for none (or an empty one).
+ */
+export function storableDetail(detail: unknown): AuditDetail | null {
+  if (typeof detail !== 'object' || detail === null || Array.isArray(detail)) return null;
+  const members = Object.entries(detail).slice(0, MAX_DETAIL_MEMBERS);
+  if (members.length === 0) return null;
+  const kept: AuditDetail = {};
+  for (const [name, value] of members) {
+    const scalar = value === null || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+    kept[clip(name, MAX_DETAIL_NAME)] = scalar ? (value as AuditDetail[string]) : clip(typeof value === 'string' ? value : quote(value), MAX_TEXT);
+  }
+  return kept;
+}
 
 /** An entry as stored: checked, its texts cut to MAX_TEXT. Throws TL_INVALID_ARGUMENT for one that is not an entry. */
 export function storableEntry(entry: AuditEntry): AuditEntry {
@@ -20,6 +39,7 @@ export function storableEntry(entry: AuditEntry): AuditEntry {
   return {
     at: entry.at, token: entry.token, method: clip(entry.method, MAX_TEXT), route: clip(entry.route, MAX_TEXT),
     target: typeof entry.target === 'string' ? clip(entry.target, MAX_TEXT) : null, status: entry.status, code: typeof entry.code === 'string' ? clip(entry.code, 100) : null,
+    detail: storableDetail(entry.detail),
   };
 }
 
@@ -35,6 +55,7 @@ export function readEntry(value: unknown): AuditEntry | null {
   return {
     at: e.at, token: TOKENS.includes(e.token as AuditToken) ? (e.token as AuditToken) : 'none', method: e.method, route: e.route,
     target: typeof e.target === 'string' ? e.target : null, status: e.status, code: typeof e.code === 'string' ? e.code : null,
+    detail: storableDetail(e.detail),
   };
 }
 

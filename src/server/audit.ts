@@ -1,13 +1,17 @@
 /**
  * The audit log of mutating calls: every request to an `admin` route (the API's writes) is
  * recorded in the store once its answer is sent — when, which token, the method, the route
- * pattern, its target (the path's id, queue or type), the status and the error code. Refused
- * calls (401, 403, 400 …) are recorded too. Recording never fails or delays a request: a write
- * that fails is logged and counted (`taskline_audit_write_failures_total`).
+ * pattern, its target (the path's id, queue or type), the status, the error code, and its detail:
+ * every path parameter and, for the calls that name what they act on in the body, a whitelisted
+ * summary of it (BODY_DETAIL). Refused calls (401, 403, 400 …) are recorded too. Recording never
+ * fails or delays a request: a write that fails is logged and counted
+ * (`taskline_audit_write_failures_total`).
+ *
+ * Times are the host's clock, as everywhere in the task center's answers (bulk jobs, events).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
-import type { AuditEntry, AuditToken, Backend } from '../backend/contract.js';
+import type { AuditDetail, AuditEntry, AuditToken, Backend } from '../backend/contract.js';
 import type { Auth } from './auth.js';
 import type { AnyRoute } from './route.js';
 
@@ -21,6 +25,30 @@ export interface AuditOptions {
 
 /** Path parameters that name what a call acts on, in the order looked for. */
 const TARGETS = ['id', 'queue', 'type'] as const;
+
+/** The body members recorded in an entry's detail, by route: those that name what the call acts on. */
+const BODY_DETAIL: Record<string, readonly string[]> = {
+  'POST /api/v1/bulk': ['action', 'q', 'dryRun'],
+  'POST /api/v1/schedules': ['id'],
+  'POST /api/v1/schedules/:id/backfill': ['from', 'to'],
+};
+
+/** The path parameters, then the route's whitelisted body members (scalars only); null for none. */
+function detailOf(request: FastifyRequest): AuditDetail | null {
+  const detail: AuditDetail = {};
+  for (const [name, value] of Object.entries((request.params ?? {}) as Record<string, unknown>)) {
+    if (typeof value === 'string') detail[name] = value;
+  }
+  const body = request.body as Record<string, unknown> | null | undefined;
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    for (const name of BODY_DETAIL[`${request.method} ${request.routeOptions.url ?? ''}`] ?? []) {
+      const value = body[name];
+      if (Object.hasOwn(detail, name) || !Object.hasOwn(body, name)) continue;
+      if (value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) detail[name] = value;
+    }
+  }
+  return Object.keys(detail).length === 0 ? null : detail;
+}
 
 /** A route as the OpenAPI document and `GET /api/v1` write it: `/api/v1/tasks/{id}/run`. */
 function routePattern(url: string): string {
@@ -72,6 +100,7 @@ export function registerAudit(app: FastifyInstance, options: AuditOptions): void
       target,
       status: reply.statusCode,
       code: codes.get(request) ?? null,
+      detail: detailOf(request),
     };
     const write = options.backend.recordAudit(entry).catch((error: unknown) => {
       failures.inc();

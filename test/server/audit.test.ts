@@ -14,6 +14,7 @@ interface Entry {
   target: string | null;
   status: number;
   code: string | null;
+  detail: Record<string, string | number | boolean | null> | null;
 }
 
 const ADMIN = 'audit-admin-token';
@@ -53,10 +54,10 @@ describe.each(STORES)('audit log on %s', (name, open) => {
     await call('POST', '/api/v1/schedules/preview', READ, { cron: '* * * * *' });
     const recorded = await settled(4);
     expect(recorded).toEqual([
-      { at: expect.any(String), token: 'admin', method: 'POST', route: '/api/v1/schedules', target: null, status: 201, code: null },
-      { at: expect.any(String), token: 'admin', method: 'POST', route: '/api/v1/queues/{queue}/pause', target: 'mail', status: 200, code: null },
-      { at: expect.any(String), token: 'admin', method: 'POST', route: '/api/v1/tasks/{id}/run', target: id, status: 409, code: 'TL_INVALID_STATE' },
-      { at: expect.any(String), token: 'admin', method: 'POST', route: '/api/v1/tasks', target: null, status: 201, code: null },
+      { at: expect.any(String), token: 'admin', method: 'POST', route: '/api/v1/schedules', target: null, status: 201, code: null, detail: { id: 'nightly' } },
+      { at: expect.any(String), token: 'admin', method: 'POST', route: '/api/v1/queues/{queue}/pause', target: 'mail', status: 200, code: null, detail: { queue: 'mail' } },
+      { at: expect.any(String), token: 'admin', method: 'POST', route: '/api/v1/tasks/{id}/run', target: id, status: 409, code: 'TL_INVALID_STATE', detail: { id } },
+      { at: expect.any(String), token: 'admin', method: 'POST', route: '/api/v1/tasks', target: null, status: 201, code: null, detail: null },
     ]);
     for (const e of recorded) expect(Date.parse(e.at)).toBeGreaterThanOrEqual(before - 5);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -70,7 +71,25 @@ describe.each(STORES)('audit log on %s', (name, open) => {
     expect(await settled(3)).toMatchObject([
       { token: 'admin', route: '/api/v1/tasks', status: 400, code: 'TL_INVALID_REQUEST' },
       { token: 'none', route: '/api/v1/queues/{queue}/resume', target: 'mail', status: 401, code: 'TL_UNAUTHORIZED' },
-      { token: 'read', method: 'DELETE', route: '/api/v1/schedules/{id}', target: 'nope', status: 403, code: 'TL_FORBIDDEN' },
+      { token: 'read', method: 'DELETE', route: '/api/v1/schedules/{id}', target: 'nope', status: 403, code: 'TL_FORBIDDEN', detail: { id: 'nope' } },
+    ]);
+  });
+
+  it('says what was done: every path parameter, and the body members that name the target', async () => {
+    expect((await call('POST', '/api/v1/queues/mail/tasks/dead/delete-all')).statusCode).toBe(200);
+    expect((await call('POST', '/api/v1/bulk', ADMIN, { action: 'delete', q: 'state:dead type:old', dryRun: true })).statusCode).toBe(200);
+    expect((await call('POST', '/api/v1/schedules', ADMIN, { id: 'nightly', cron: '0 3 * * *', task: { type: 'report', payload: { secret: 'x' } } })).statusCode).toBe(201);
+    const from = '2030-01-01T00:00:00.000Z';
+    await call('POST', '/api/v1/schedules/nightly/backfill', ADMIN, { from, to: from });
+    const long = `type:${'x'.repeat(1000)}`;
+    expect((await call('POST', '/api/v1/bulk', ADMIN, { action: 'archive', q: long })).statusCode).toBe(202);
+    const recorded = await settled(5);
+    expect(recorded.map((e) => [e.route, e.detail])).toEqual([
+      ['/api/v1/bulk', { action: 'archive', q: `${long.slice(0, 500)}…` }],
+      ['/api/v1/schedules/{id}/backfill', { id: 'nightly', from, to: from }],
+      ['/api/v1/schedules', { id: 'nightly' }],
+      ['/api/v1/bulk', { action: 'delete', q: 'state:dead type:old', dryRun: true }],
+      ['/api/v1/queues/{queue}/tasks/{state}/delete-all', { queue: 'mail', state: 'dead' }],
     ]);
   });
 

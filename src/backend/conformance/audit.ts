@@ -4,7 +4,7 @@ import { DEFAULT_AUDIT_KEEP, type AuditEntry, type Backend } from '../contract.j
 import { expectCode, useStore, type OpenStore } from './harness.js';
 
 function entry(n: number, extra: Partial<AuditEntry> = {}): AuditEntry {
-  return { at: 1_780_000_000_000 + n, token: 'admin', method: 'POST', route: '/api/v1/tasks/:id/run', target: `task-${n}`, status: 200, code: null, ...extra };
+  return { at: 1_780_000_000_000 + n, token: 'admin', method: 'POST', route: '/api/v1/tasks/:id/run', target: `task-${n}`, status: 200, code: null, detail: null, ...extra };
 }
 
 async function listEvery(backend: Backend, limit: number): Promise<{ entries: AuditEntry[]; pages: number }> {
@@ -36,6 +36,22 @@ export function auditConformance(openStore: OpenStore): void {
         { ...entry(3, { token: 'none', status: 401, code: 'TL_UNAUTHORIZED' }), target: `${'x'.repeat(500)}…` },
         entry(2, { token: 'read', method: 'DELETE', route: '/api/v1/schedules/:id', target: null, status: 403, code: 'TL_FORBIDDEN' }),
         entry(1),
+      ]);
+    });
+
+    it('keeps an entry\'s detail, bounded: scalars as they are, other values as text, long texts cut', async () => {
+      const { backend } = store;
+      await backend.recordAudit(entry(1, { detail: { queue: 'mail', state: 'dead', dryRun: true, n: 3, none: null } }));
+      const many = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${String(i).padStart(2, '0')}`, i]));
+      await backend.recordAudit(entry(2, { detail: many }));
+      await backend.recordAudit(entry(3, { detail: { q: 'q'.repeat(2000), odd: { a: 1 } as never } }));
+      await backend.recordAudit(entry(4, { detail: {} }));
+      const { entries } = await backend.listAudit();
+      expect(entries.map((e) => e.detail)).toEqual([
+        null,
+        { q: `${'q'.repeat(500)}…`, odd: '{"a":1}' },
+        Object.fromEntries(Object.entries(many).slice(0, 16)),
+        { queue: 'mail', state: 'dead', dryRun: true, n: 3, none: null },
       ]);
     });
 

@@ -21,6 +21,10 @@ const AuditList = z.object({
       target: z.string().nullable().describe('the id, queue or type the path names'),
       status: z.number().int(),
       code: z.string().nullable().describe('the error code answered, or null'),
+      detail: z
+        .record(z.union([z.string(), z.number(), z.boolean(), z.null()]))
+        .nullable()
+        .describe('what the call did beyond its target: every path parameter, and for POST /api/v1/bulk its action, q and dryRun, for POST /api/v1/schedules the id, for a backfill from and to (at most 16 members, texts cut to 500 characters); null for none'),
     }),
   ),
   next_cursor: z.string().nullable(),
@@ -38,7 +42,7 @@ export function auditRoutes(ctx: ServerContext): AnyRoute[] {
       responses: { 200: { description: 'a page of entries', schema: AuditList } },
       handler: async ({ query }) => {
         const page = await ctx.backend.listAudit({ limit: query.limit ?? 50, cursor: query.cursor });
-        return { entries: page.entries.map((e) => ({ ...e, at: iso(e.at) })), next_cursor: page.nextCursor };
+        return { entries: page.entries.map((e) => ({ ...e, at: iso(e.at), detail: e.detail ?? null })), next_cursor: page.nextCursor };
       },
     }),
   ];
