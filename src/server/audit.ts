@@ -3,9 +3,11 @@
  * recorded in the store once its answer is sent — when, which token, the method, the route
  * pattern, its target (the path's id, queue or type), the status, the error code, and its detail:
  * every path parameter and, for the calls that name what they act on in the body, a whitelisted
- * summary of it (BODY_DETAIL). Refused calls (401, 403, 400 …) are recorded too. Recording never
- * fails or delays a request: a write that fails is logged and counted
- * (`taskline_audit_write_failures_total`).
+ * summary of it (BODY_DETAIL). Refused calls (403, 400 …) are recorded too, but not those that
+ * failed authentication (401: no token, or one that is not configured): anyone who can reach the
+ * server could send those, and a flood of them would push the operators' trail out of the
+ * entries kept. Recording never fails or delays a request: a write that fails is logged and
+ * counted (`taskline_audit_write_failures_total`).
  *
  * Times are the host's clock, as everywhere in the task center's answers (bulk jobs, events).
  */
@@ -89,7 +91,8 @@ export function registerAudit(app: FastifyInstance, options: AuditOptions): void
     return payload;
   });
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!isAudited(request)) return;
+    // A call that failed authentication is not recorded (see the top of this file).
+    if (!isAudited(request) || reply.statusCode === 401) return;
     const params = (request.params ?? {}) as Record<string, unknown>;
     const target = TARGETS.map((name) => params[name]).find((value): value is string => typeof value === 'string') ?? null;
     const entry: AuditEntry = {

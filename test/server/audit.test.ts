@@ -64,15 +64,20 @@ describe.each(STORES)('audit log on %s', (name, open) => {
     expect((await entries()).entries).toHaveLength(4);
   });
 
-  it('records refused calls with the token they carried', async () => {
+  it('records refused calls with the token they carried, but not those that failed authentication', async () => {
     expect((await call('DELETE', '/api/v1/schedules/nope', READ)).statusCode).toBe(403);
-    expect((await call('POST', '/api/v1/queues/mail/resume', null)).statusCode).toBe(401);
+    // No token, or one that is not configured: a 401, not recorded (a flood would push the trail out).
+    for (let i = 0; i < 20; i++) {
+      expect((await call('POST', '/api/v1/queues/mail/resume', null)).statusCode).toBe(401);
+      expect((await call('POST', '/api/v1/queues/mail/resume', 'not-a-token')).statusCode).toBe(401);
+    }
     expect((await call('POST', '/api/v1/tasks', ADMIN, { type: '' })).statusCode).toBe(400);
-    expect(await settled(3)).toMatchObject([
+    expect(await settled(2)).toMatchObject([
       { token: 'admin', route: '/api/v1/tasks', status: 400, code: 'TL_INVALID_REQUEST' },
-      { token: 'none', route: '/api/v1/queues/{queue}/resume', target: 'mail', status: 401, code: 'TL_UNAUTHORIZED' },
       { token: 'read', method: 'DELETE', route: '/api/v1/schedules/{id}', target: 'nope', status: 403, code: 'TL_FORBIDDEN', detail: { id: 'nope' } },
     ]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await entries('?limit=1000')).entries).toHaveLength(2);
   });
 
   it('says what was done: every path parameter, and the body members that name the target', async () => {

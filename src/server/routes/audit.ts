@@ -35,7 +35,7 @@ export function auditRoutes(ctx: ServerContext): AnyRoute[] {
     defineRoute({
       method: 'GET',
       url: '/api/v1/audit',
-      summary: 'The audit log: every call to a route that changes something (the newest 10,000), newest first',
+      summary: 'The audit log: every call to a route that changes something but those refused for no or an unknown token (the newest 10,000), newest first',
       tag: 'audit',
       access: 'read',
       query: AuditQuery,
