@@ -107,9 +107,12 @@ export function fireId(scheduleId: string, generation: number, nominalAt: number
   return `schedule:${scheduleId}:${generation}:${nominalAt}`;
 }
 
-/** The schedule id inside a fire id (`fireId`'s inverse), or null for an id not of that form. */
+/**
+ * The schedule id inside a fire id (`fireId`'s inverse), or null for an id not of that form. A
+ * manual fire's id is a fire id with `:manual` after it (scheduler/service.ts trigger).
+ */
 export function scheduleOfFire(id: string): string | null {
-  const match = /^schedule:(.+):\d+:-?\d+$/.exec(id);
+  const match = /^schedule:(.+):\d+:-?\d+(?::manual)?$/.exec(id);
   return match ? match[1] : null;
 }
 
