@@ -10,7 +10,7 @@ import { Client } from '../client/client.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../core/options.js';
 import { ScheduleService } from '../scheduler/service.js';
 import { registerAudit } from './audit.js';
-import { Auth, type AuthOptions } from './auth.js';
+import { Auth, openModeGuard, type AuthOptions } from './auth.js';
 import { BulkJobs } from './bulk-jobs.js';
 import type { ServerContext } from './context.js';
 import { registerDashboard } from './dashboard.js';
@@ -52,6 +52,11 @@ export interface ServerOptions extends AuthOptions {
   sse?: SseOptions;
   /** The built dashboard's files; default: dist/dashboard/ (null serves a page saying to build it). */
   dashboardDirectory?: string | null;
+  /**
+   * Without a token, the Host names answered besides loopback ones ('any': every one). Default
+   * none: see auth.ts openModeGuard. Ignored when a token is configured.
+   */
+  openHosts?: readonly string[] | 'any';
 }
 
 export interface TaskCenterServer {
@@ -111,6 +116,11 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   };
 
   app.setErrorHandler(errorHandler);
+  // Open mode (no token): only requests addressed to loopback, changes only from its own origin.
+  if (!auth.enabled) {
+    const openHosts = options.openHosts ?? [];
+    app.addHook('onRequest', async (request) => openModeGuard(request, openHosts));
+  }
   app.setNotFoundHandler(createNotFoundHandler(routeTable));
   // JSON only: without Fastify's text/plain parser, any other body is refused with the type to send.
   app.removeAllContentTypeParsers();

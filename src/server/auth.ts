@@ -2,7 +2,10 @@
  * Bearer-token auth: an admin token may do everything, a read-only token may only
  * read. Tokens are compared in constant time (SHA-256 digests of equal length through
  * crypto.timingSafeEqual, so neither the content nor the length leaks). With no token
- * configured every request is allowed — and the server binds to loopback only (bindAddress).
+ * configured every request is allowed — and the server binds to loopback only (bindAddress),
+ * and answers only requests addressed to a loopback name (openModeGuard): a web page on another
+ * origin whose DNS name rebinds to 127.0.0.1 sends its own name as Host, and a page that posts
+ * across origins sends its Origin.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
@@ -91,4 +94,51 @@ export function bindAddress(options: { host?: string; auth: Auth; insecure: bool
     `refusing to listen on ${options.host} without an API token: set TASKLINE_API_TOKEN (and optionally TASKLINE_READ_TOKEN), bind 127.0.0.1, or pass --insecure`,
     { details: { setting: '--host', source: 'flag' } },
   );
+}
+
+/** A strict loopback name or address as a Host names it: localhost, 127.a.b.c, ::1 (and the IPv4-mapped one). */
+function isLoopbackName(name: string): boolean {
+  return name === 'localhost' || name === '::1' || name === '::ffff:127.0.0.1' || /^127(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(name);
+}
+
+/** A Host header (or URL host) as [name, port]: `[::1]:8080` → ['::1', '8080'], `localhost` → ['localhost', default]. */
+function splitHost(host: string, defaultPort: string): [string, string] {
+  const match = /^(?:\[([^\]]*)\]|([^:]*))(?::(\d*))?$/.exec(host.trim().toLowerCase());
+  if (!match) return [host.toLowerCase(), defaultPort];
+  return [match[1] ?? match[2], match[3] || defaultPort];
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Without a token (auth not enabled): refuses a request whose Host is not a loopback name —
+ * unless it is one of `allowedHosts` ('any': every Host, for `--insecure` on every interface) —
+ * and a state-changing one whose Origin is present and not this server's own. Throws TL_FORBIDDEN.
+ */
+export function openModeGuard(request: FastifyRequest, allowedHosts: readonly string[] | 'any' = []): void {
+  const host = request.headers.host;
+  if (host === undefined) return; // HTTP/1.0 without Host: not a browser
+  const [name, port] = splitHost(host, '80');
+  if (allowedHosts !== 'any' && !isLoopbackName(name) && !allowedHosts.includes(name)) {
+    throw new TasklineError(
+      'TL_FORBIDDEN',
+      `refusing a request for Host ${JSON.stringify(host)}: without an API token the task center answers only requests addressed to a loopback name (a page on another site could otherwise reach it through DNS rebinding); use http://127.0.0.1:<port> or http://localhost:<port>, or set TASKLINE_API_TOKEN`,
+    );
+  }
+  const origin = request.headers.origin;
+  if (origin === undefined || SAFE_METHODS.has(request.method)) return;
+  let own = false;
+  try {
+    const url = new URL(origin);
+    const [originName, originPort] = splitHost(url.host, url.protocol === 'https:' ? '443' : '80');
+    own = (url.protocol === 'http:' || url.protocol === 'https:') && originName === name && originPort === port;
+  } catch {
+    own = false; // `null` (a sandboxed page, a file) or junk
+  }
+  if (!own) {
+    throw new TasklineError(
+      'TL_FORBIDDEN',
+      `refusing a ${request.method} from Origin ${JSON.stringify(origin)}: without an API token the task center takes changes only from its own origin (a page on another site must not act through it); call it from http://${host} or without an Origin header, or set TASKLINE_API_TOKEN`,
+    );
+  }
 }

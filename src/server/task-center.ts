@@ -38,7 +38,12 @@ export interface RunningTaskCenter {
 }
 
 export async function startTaskCenter(options: TaskCenterOptions): Promise<RunningTaskCenter> {
+  // Without a token, Host names other than loopback ones are refused (auth.ts openModeGuard) —
+  // but for --insecure on another address, that address (any, on every interface).
+  const wildcard = options.host === '0.0.0.0' || options.host === '::';
+  const openHosts = options.insecure === true && options.host !== undefined ? (wildcard ? 'any' : [options.host.replace(/^\[|\]$/g, '').toLowerCase()]) : [];
   const server = await buildServer({
+    openHosts,
     backend: options.backend,
     storeAddress: options.storeAddress,
     apiToken: options.apiToken,
