@@ -11,8 +11,11 @@ import { authHeaders, reportUnauthorized } from './api';
 export type LiveState = 'connecting' | 'live' | 'paused' | 'offline';
 
 const REFRESH_MS = 1000;
-/** What events make stale: the data on screen, not the API index (who is signed in). */
-const isData = (query: { queryKey: readonly unknown[] }) => query.queryKey[0] !== '/api/v1';
+/**
+ * What events make stale: the data on screen — not the API index (who is signed in), nor a query
+ * marked `meta: { live: false }` (a search, which may take a second of store time to redo).
+ */
+const isData = (query: { queryKey: readonly unknown[]; meta?: Record<string, unknown> }) => query.queryKey[0] !== '/api/v1' && query.meta?.live !== false;
 /** A stream that stayed open this long (or carried an event) resets the reconnect backoff. */
 const HEALTHY_MS = 10_000;
 

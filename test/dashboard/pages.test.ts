@@ -170,6 +170,17 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard pages on %s', (_name, ope
     await done();
   });
 
+  it('a sparse search follows the cursor past pages without a match', async () => {
+    const tasks = Array.from({ length: 12_000 }, (_, i) => newTask('sparse', { n: i }, { queue: 'q-sparse', runAt: Date.now() + 3_600_000 }));
+    for (let i = 0; i < tasks.length; i += 1000) await backend().enqueue(tasks.slice(i, i + 1000));
+    const page = await go('/search?q=queue:q-sparse%20payload.n:11999');
+    await page.getByText(/scanned/).waitFor({ timeout: 10_000 });
+    // Each call examines at most 5,000 tasks; the page made three and found the one match.
+    await expect.poll(() => page.locator('table.tasks tbody tr').count()).toBe(1);
+    expect(await page.getByRole('status').textContent()).toMatch(/^1 shown; scanned 12,000 of 12,000 task\(s\) — all of them$/);
+    await done();
+  });
+
   it('workers: a live worker shows its host, queues, concurrency and heartbeat', async () => {
     const worker = new Worker(backend(), { queues: ['q-workers'], concurrency: 3, idleWait: 200 });
     await worker.start();
