@@ -2,15 +2,19 @@
  * Bulk actions by filter (`POST /api/v1/bulk`): run, archive, delete or cancel every task a
  * search query matches in a state the action takes (core/transitions.ts). A job first counts
  * those tasks (`matched`), then acts on them a batch at a time, one store transition per task,
- * yielding to other requests between batches; a cancel stops it before its next batch.
+ * yielding to other requests between batches; a cancel stops it before its next batch. A query
+ * that is exactly one queue and one state (`queue:mail state:dead`) of an action other than
+ * cancel is done by the store's own call for that (runAll, archiveAll, deleteAll: batched in the
+ * store, without a search or one call per task — on Redis each queued task's archive alone is an
+ * O(N) LREM); such a job is one batch: a cancel takes effect once it returns.
  *
  * Jobs live in this task center's memory: a restart forgets them (the tasks already acted on
  * stay so), and another task center does not see them. The newest finished ones are kept.
  */
-import type { Backend, TaskSearchPage } from '../backend/contract.js';
+import type { Backend, BulkState, TaskSearchPage } from '../backend/contract.js';
 import { isTasklineError } from '../core/errors.js';
 import { uuidv7 } from '../core/ids.js';
-import type { TaskFilter } from '../core/task-query.js';
+import { emptyFilter, filterKey, type TaskFilter } from '../core/task-query.js';
 import { TASK_STATES } from '../core/task.js';
 import { accepts, type OperatorAction } from '../core/transitions.js';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -54,6 +58,21 @@ const ACTS: Record<OperatorAction, (backend: Backend, id: string) => Promise<unk
   delete: (backend, id) => backend.deleteTask(id),
   cancel: (backend, id) => backend.cancelTask(id),
 };
+
+/** The store's calls for an action on every task of a queue in one state (none for cancel). */
+const ACTS_ALL: Partial<Record<OperatorAction, (backend: Backend, queue: string, state: BulkState) => Promise<number>>> = {
+  run: (backend, queue, state) => backend.runAll(queue, state),
+  archive: (backend, queue, state) => backend.archiveAll(queue, state),
+  delete: (backend, queue, state) => backend.deleteAll(queue, state),
+};
+
+/** The queue and state a scope names when it names nothing else, and the action has a store call for all of them; else null. */
+export function wholeSegment(scope: TaskFilter, action: OperatorAction): { queue: string; state: BulkState } | null {
+  const [state] = scope.states ?? [];
+  if (ACTS_ALL[action] === undefined || scope.queue === null || scope.states?.length !== 1 || state === 'running') return null;
+  if (filterKey(scope) !== filterKey({ ...emptyFilter(), queue: scope.queue, states: [state] })) return null;
+  return { queue: scope.queue, state };
+}
 
 /** The filter narrowed to the states the action takes. */
 export function actionScope(filter: TaskFilter, action: OperatorAction): TaskFilter {
@@ -145,10 +164,16 @@ export class BulkJobs {
         job.matched += page.tasks.length;
         cursor = page.nextCursor;
       }
+      const whole = wholeSegment(scope, job.action);
+      if (whole !== null && !entry.cancelled) {
+        await nextTurn();
+        // Tasks that left since they were counted are not taken, as a search would not find them.
+        if (!entry.cancelled) job.done += await ACTS_ALL[job.action]!(this.backend, whole.queue, whole.state);
+      }
       // A new search from the start: acting moves each task out of the scope, and the stores'
       // cursors keep their place when tasks before it move (search-scope.ts).
       let page: TaskSearchPage | null = null;
-      while (!entry.cancelled && (page === null || page.nextCursor !== null)) {
+      while (whole === null && !entry.cancelled && (page === null || page.nextCursor !== null)) {
         await nextTurn();
         if (entry.cancelled) break;
         page = await this.backend.searchTasks(scope, { limit: this.batchSize, cursor: page?.nextCursor ?? undefined });

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { newTask } from '../../src/backend/conformance/harness.js';
 import { STORES } from '../helpers/stores.js';
 import { startApi, type TestApi } from './helpers.js';
@@ -124,6 +124,41 @@ describe.each(STORES)('bulk actions by filter on %s', (_name, open) => {
       const res = await bulk(payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json(), JSON.stringify(payload)).toEqual({ error: { code: 'TL_INVALID_REQUEST', message: expect.stringMatching(message) } });
+    }
+  });
+
+  it('one queue and one state, nothing else: done by the store\'s call for all of them, the counts right', async () => {
+    const drained = await enqueue(1200, 'drain:t', { queue: 'drain' });
+    await enqueue(30, 'drain:t', { queue: 'drain', delay: 3_600_000 });
+    await enqueue(20, 'drain:t', { queue: 'other' });
+    const backend = api.store.backend;
+    const perTask = vi.spyOn(backend, 'archiveTask');
+    const all = vi.spyOn(backend, 'archiveAll');
+    try {
+      expect((await bulk({ action: 'archive', q: 'queue:drain state:queued', dryRun: true })).json()).toEqual({ count: 1200 });
+      const { job: started } = (await bulk({ action: 'archive', q: 'queue:drain state:queued' })).json<{ job: Job }>();
+      expect(await follow(started.id, (j) => j.state !== 'running')).toMatchObject({ state: 'done', matched: 1200, done: 1200, failed: 0 });
+      expect(all).toHaveBeenCalledTimes(1);
+      expect(all).toHaveBeenCalledWith('drain', 'queued');
+      expect(perTask).not.toHaveBeenCalled();
+      expect(await searchTotal('queue:drain state:dead')).toBe(1200);
+      expect((await backend.getTask(drained[0]))!.state).toBe('dead');
+      expect(await searchTotal('queue:drain state:scheduled')).toBe(30);
+      expect(await searchTotal('queue:other state:queued')).toBe(20);
+      // Another term, or a cancel: one call per task, as before.
+      const { job: typed } = (await bulk({ action: 'archive', q: 'queue:drain state:scheduled type:drain:t' })).json<{ job: Job }>();
+      expect(await follow(typed.id, (j) => j.state !== 'running')).toMatchObject({ state: 'done', matched: 30, done: 30, failed: 0 });
+      expect(all).toHaveBeenCalledTimes(1);
+      expect(perTask).toHaveBeenCalledTimes(30);
+      const { job: cancelled } = (await bulk({ action: 'cancel', q: 'queue:other state:queued' })).json<{ job: Job }>();
+      expect(await follow(cancelled.id, (j) => j.state !== 'running')).toMatchObject({ state: 'done', matched: 20, done: 20, failed: 0 });
+      // A state the action does not take: nothing matched, nothing done.
+      const { job: none } = (await bulk({ action: 'archive', q: 'queue:drain state:dead' })).json<{ job: Job }>();
+      expect(await follow(none.id, (j) => j.state !== 'running')).toMatchObject({ state: 'done', matched: 0, done: 0, failed: 0 });
+      expect(await searchTotal('queue:drain state:dead')).toBe(1230);
+    } finally {
+      perTask.mockRestore();
+      all.mockRestore();
     }
   });
 
