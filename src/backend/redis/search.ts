@@ -19,16 +19,20 @@ import { findQueue, loadRecords, queueNames } from './inspect.js';
 const CHUNK = 1000;
 
 /**
- * A place in a segment: the offset in its listing order, and the id found there when known (the
- * anchor). A later page finds the anchor again (ZRANK, LPOS), so tasks that left the segment
- * before it — those a bulk action just moved — do not shift the place. When the anchor itself
- * has left, the page starts the segment again (it may repeat tasks, never skip one).
+ * A place in a segment: the offset in its listing order, the id found there when known (the
+ * anchor), and in a state zset the anchor's score. A later page finds the anchor again (ZRANK,
+ * LPOS), so tasks that left the segment before it — those a bulk action just moved — do not
+ * shift the place. When the anchor itself has left, the stored offset may be past tasks not yet
+ * seen (those before it may have left too), so the page goes on from where the anchor's score
+ * begins in a zset (ZCOUNT), and from the start of a `queued` list (it has no scores): it may
+ * repeat tasks (those of equal score, or the list's), but never skips one that stayed.
  */
-type Position = [offset: number, anchor: string | null];
+type Position = [offset: number, anchor: string | null, score: number | null];
 
 function isPosition(position: unknown[]): position is Position {
-  const [offset, anchor] = position;
-  return position.length === 2 && Number.isSafeInteger(offset) && (offset as number) >= 0 && (anchor === null || typeof anchor === 'string');
+  const [offset, anchor, score = null] = position;
+  return (position.length === 2 || position.length === 3) && Number.isSafeInteger(offset) && (offset as number) >= 0 && (anchor === null || typeof anchor === 'string')
+    && (score === null || (typeof score === 'number' && Number.isFinite(score)));
 }
 
 export async function searchTasks(c: RedisConnection, filter: TaskFilter, page: SearchPageOptions = {}): Promise<TaskSearchPage> {
@@ -45,11 +49,17 @@ export async function searchTasks(c: RedisConnection, filter: TaskFilter, page: 
     else pipeline.zcard(key(c, s));
   }
   let anchor = resumed?.[1] ?? null;
+  const score = resumed?.[2] ?? null;
   if (anchor !== null) {
     const s = segments[first];
     if (s.state === 'queued') pipeline.lpos(key(c, s), anchor, 'RANK', -1);
     else if (newestFirst(s.state)) pipeline.zrevrank(key(c, s), anchor);
     else pipeline.zrank(key(c, s), anchor);
+    // Where the anchor's score begins now, should the anchor be gone.
+    if (s.state !== 'queued' && score !== null) {
+      if (newestFirst(s.state)) pipeline.zcount(key(c, s), `(${score}`, '+inf');
+      else pipeline.zcount(key(c, s), '-inf', `(${score}`);
+    }
   }
   const replies = (await c.call(() => pipeline.exec())) ?? [];
   const failed = replies.find(([error]) => error);
@@ -62,11 +72,10 @@ export async function searchTasks(c: RedisConnection, filter: TaskFilter, page: 
     // The list is kept newest first (LPUSH); its listing runs oldest first, from the right.
     if (at !== null) offset = segments[first].state === 'queued' ? sizes[first] - 1 - at : at;
     else {
-      // The anchor left too. The stored offset counts tasks that may since have left before it,
-      // so it can be past tasks not yet seen: go on from the start of the segment instead — a
-      // page may repeat tasks already found, but none that stayed is skipped.
+      // The anchor left too: the stored offset may be past tasks not yet seen (see Position).
       anchor = null;
-      offset = 0;
+      const before = replies[segments.length + 1]?.[1];
+      offset = typeof before === 'number' ? before : 0;
     }
   }
 
@@ -77,17 +86,18 @@ export async function searchTasks(c: RedisConnection, filter: TaskFilter, page: 
   const full = () => found >= limit || scanned >= scanLimit;
   for (let index = first; index < segments.length && next === null; index++, offset = 0) {
     const segment = segments[index];
-    // The id at `offset`, when known: the anchor of a cursor that stops there.
+    // The id at `offset` and its score, when known: the anchor of a cursor that stops there.
     let at = index === first ? anchor : null;
+    let atScore = index === first && anchor !== null ? score : null;
     let more = sizes[index] > offset;
     while (more) {
       if (full()) {
-        next = { index, position: [offset, at] };
+        next = { index, position: [offset, at, atScore] };
         break;
       }
       const want = Math.min(CHUNK, scanLimit - scanned, testsRecords(filter) ? CHUNK : limit - found);
       // One id past the chunk: the anchor of the place after it.
-      const ids = await readIds(c, segment, offset, want + 1);
+      const { ids, scores } = await readIds(c, segment, offset, want + 1);
       const look = ids.slice(0, want);
       const matches = await matching(c, segment.queue, look, filter);
       let taken = look.length;
@@ -104,12 +114,13 @@ export async function searchTasks(c: RedisConnection, filter: TaskFilter, page: 
       found += group.length;
       offset += taken;
       at = ids[taken] ?? null;
+      atScore = scores[taken] ?? null;
       more = at !== null;
     }
     if (next === null && full()) {
       // The segment ended as the page filled: go on from the start of the next one that holds tasks.
       const rest = sizes.findIndex((size, j) => j > index && size > 0);
-      if (rest >= 0) next = { index: rest, position: [0, null] };
+      if (rest >= 0) next = { index: rest, position: [0, null, null] };
       break;
     }
   }
@@ -122,12 +133,21 @@ function key(c: RedisConnection, segment: Segment): string {
   return c.keys.queueKey(segment.queue, segment.state);
 }
 
-/** Up to `count` ids of a segment from `offset`, in its listing order (as inspect.ts listTasks). */
-async function readIds(c: RedisConnection, segment: Segment, offset: number, count: number): Promise<string[]> {
+/** Up to `count` ids of a segment from `offset`, in its listing order (as inspect.ts listTasks), with their scores in a zset. */
+async function readIds(c: RedisConnection, segment: Segment, offset: number, count: number): Promise<{ ids: string[]; scores: (number | null)[] }> {
   const k = key(c, segment);
-  if (segment.state === 'queued') return (await c.call(() => c.redis.lrange(k, -(offset + count), -(offset + 1)))).reverse();
-  if (newestFirst(segment.state)) return c.call(() => c.redis.zrevrange(k, offset, offset + count - 1));
-  return c.call(() => c.redis.zrange(k, offset, offset + count - 1));
+  if (segment.state === 'queued') return { ids: (await c.call(() => c.redis.lrange(k, -(offset + count), -(offset + 1)))).reverse(), scores: [] };
+  const flat = newestFirst(segment.state)
+    ? await c.call(() => c.redis.zrevrange(k, offset, offset + count - 1, 'WITHSCORES'))
+    : await c.call(() => c.redis.zrange(k, offset, offset + count - 1, 'WITHSCORES'));
+  const ids: string[] = [];
+  const scores: (number | null)[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    ids.push(flat[i]);
+    const n = Number(flat[i + 1]);
+    scores.push(Number.isFinite(n) ? n : null);
+  }
+  return { ids, scores };
 }
 
 /** Which of a queue's tasks match the filter (queue and state are the segment's); one round trip when records are tested. */
