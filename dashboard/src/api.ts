@@ -89,3 +89,9 @@ export function useApi<T>(path: string | null, options: Omit<UseQueryOptions<T, 
 }
 
 export const enc = encodeURIComponent;
+
+/**
+ * A pause, a resume or a keep bound set elsewhere announces no event: the queue views read
+ * again this often (task events refresh them at once).
+ */
+export const QUEUES_REFRESH_MS = 15_000;

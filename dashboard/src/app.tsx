@@ -87,6 +87,11 @@ function SignIn({ failed }: { failed: boolean }) {
 }
 
 function Help({ close }: { close: () => void }) {
+  // Focus goes back where it was when the dialog closes.
+  useEffect(() => {
+    const before = document.activeElement as HTMLElement | null;
+    return () => before?.focus?.();
+  }, []);
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (event.key === 'Escape') close();

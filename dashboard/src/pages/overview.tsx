@@ -1,5 +1,5 @@
 /** Overview: sizes per queue and state, throughput charts, the oldest queued task, workers, the leader. */
-import { useApi } from '../api';
+import { QUEUES_REFRESH_MS, useApi } from '../api';
 import { SeriesChart } from '../components/chart';
 import { QueueTable } from '../components/queue-table';
 import { ErrorBox, Loading, Section } from '../components/common';
@@ -11,7 +11,7 @@ export function OverviewPage() {
   const { params } = useLocation();
   const queue = params.get('queue');
   const stats = useApi<Stats>('/api/v1/stats');
-  const queues = useApi<{ queues: Queue[] }>('/api/v1/queues');
+  const queues = useApi<{ queues: Queue[] }>('/api/v1/queues', { refetchInterval: QUEUES_REFRESH_MS });
   const workers = useApi<{ workers: Worker[] }>('/api/v1/workers');
   const schedulers = useApi<Schedulers>('/api/v1/schedulers');
   // A queue that is gone (an old link) shows every queue's series.

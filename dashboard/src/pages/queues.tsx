@@ -1,7 +1,7 @@
 /** Queues: the table of every queue, and one queue's tasks by state with its operations. */
 import { useState } from 'react';
 import { accepts, type OperatorAction } from '../../../src/core/transitions';
-import { enc, post, request, useApi } from '../api';
+import { QUEUES_REFRESH_MS, enc, post, request, useApi } from '../api';
 import { ActionButton, Empty, ErrorBox, Loading, Pager, Section, useCanAct } from '../components/common';
 import { QueueTable } from '../components/queue-table';
 import { TaskTable } from '../components/task-table';
@@ -10,7 +10,7 @@ import { Link, setParams, useLocation } from '../router';
 import { TASK_STATES, type Keep, type Queue, type TaskList, type TaskState } from '../types';
 
 export function QueuesPage() {
-  const queues = useApi<{ queues: Queue[] }>('/api/v1/queues');
+  const queues = useApi<{ queues: Queue[] }>('/api/v1/queues', { refetchInterval: QUEUES_REFRESH_MS });
   return (
     <>
       <h1>Queues</h1>
@@ -53,7 +53,7 @@ export function QueuePage({ queue }: { queue: string }) {
   const { params } = useLocation();
   const state = (TASK_STATES as string[]).includes(params.get('state') ?? '') ? (params.get('state') as TaskState) : 'queued';
   const cursor = params.get('cursor');
-  const info = useApi<Queue>(`/api/v1/queues/${enc(queue)}`);
+  const info = useApi<Queue>(`/api/v1/queues/${enc(queue)}`, { refetchInterval: QUEUES_REFRESH_MS });
   const tasks = useApi<TaskList>(`/api/v1/queues/${enc(queue)}/tasks?state=${state}&limit=50${cursor ? `&cursor=${enc(cursor)}` : ''}`);
   const q = info.data;
   return (

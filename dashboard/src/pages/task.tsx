@@ -104,6 +104,16 @@ export function TaskPage({ id }: { id: string }) {
               <dd className="mono">{t.links.workflow_id}</dd>
             </>
           ) : null}
+          {t.links.parent_id ? (
+            <>
+              <dt>parent task</dt>
+              <dd>
+                <Link to={`/tasks/${enc(t.links.parent_id)}`} className="mono">
+                  {t.links.parent_id}
+                </Link>
+              </dd>
+            </>
+          ) : null}
         </dl>
       </Section>
       <Section title="Payload">
