@@ -141,6 +141,14 @@ export function matchesPayload(text: string | null | undefined, matches: readonl
   return matchesPayloadValue(payload, matches);
 }
 
+/** Whether a payload's JSON text contains every `payload:` text (ASCII letters in any case). */
+export function matchesPayloadText(text: string | null | undefined, texts: readonly string[]): boolean {
+  if (texts.length === 0) return true;
+  if (text === null || text === undefined) return false;
+  const lower = asciiLower(text);
+  return texts.every((t) => lower.includes(t));
+}
+
 /** matchesPayload on a payload already decoded (a record's `payload`). */
 export function matchesPayloadValue(payload: unknown, matches: readonly PayloadMatch[]): boolean {
   return matches.every((match) => {

@@ -8,9 +8,10 @@
  *   (`2026-03-01`, `2026-03-01T09:00:00Z`; a time of day needs `Z` or an offset);
  * - `payload.<key>.<key>:<value>` — the payload's value at that path equals the value, read as
  *   JSON when it is JSON (`42`, `true`, `"42"`, `{"a":1}`), else as a string;
+ * - `payload:<text>` — the payload, as its JSON text, contains the text (`payload:ada@example`);
  * - any other word — the id or the type contains it (`email:deliver`: the prefix is no key).
  * A value with spaces is written in double quotes (`err:"connection refused"`). Text matches
- * (`err:`, words) ignore the case of ASCII letters, on both stores.
+ * (`err:`, `payload:`, words) ignore the case of ASCII letters, on both stores.
  */
 import { TasklineError } from './errors.js';
 import { TASK_STATES, isTaskState, type TaskState } from './task.js';
@@ -36,13 +37,15 @@ export interface TaskFilter {
   /** Created before (epoch ms), or null. */
   createdBefore: number | null;
   payload: PayloadMatch[];
+  /** Substrings of the payload's JSON text, ASCII-lowercased. */
+  texts: string[];
   /** Substrings of the id or the type, ASCII-lowercased. */
   words: string[];
 }
 
 /** A filter that matches every task (an empty query). */
 export function emptyFilter(): TaskFilter {
-  return { id: null, type: null, queue: null, states: null, errors: [], createdAfter: null, createdBefore: null, payload: [], words: [] };
+  return { id: null, type: null, queue: null, states: null, errors: [], createdAfter: null, createdBefore: null, payload: [], texts: [], words: [] };
 }
 
 /** The longest query accepted, characters. */
@@ -55,12 +58,12 @@ export function asciiLower(text: string): string {
 
 /** A stable text of a filter: the same query gives the same key (search cursors are tied to it). */
 export function filterKey(filter: TaskFilter): string {
-  return JSON.stringify([filter.id, filter.type, filter.queue, filter.states, filter.errors, filter.createdAfter, filter.createdBefore, filter.payload, filter.words]);
+  return JSON.stringify([filter.id, filter.type, filter.queue, filter.states, filter.errors, filter.createdAfter, filter.createdBefore, filter.payload, filter.words, filter.texts]);
 }
 
 /** Whether the filter tests anything beyond the id, queue and state (which the stores' indexes answer). */
 export function testsRecords(filter: TaskFilter): boolean {
-  return filter.type !== null || filter.errors.length > 0 || filter.createdAfter !== null || filter.createdBefore !== null || filter.payload.length > 0 || filter.words.length > 0;
+  return filter.type !== null || filter.errors.length > 0 || filter.createdAfter !== null || filter.createdBefore !== null || filter.payload.length > 0 || filter.texts.length > 0 || filter.words.length > 0;
 }
 
 const FORMS = {
@@ -71,7 +74,7 @@ const FORMS = {
   err: 'err:<text> (quote text with spaces: err:"connection refused")',
   after: 'after:<ISO-8601 time>, e.g. after:2026-03-01 or after:2026-03-01T09:00:00Z',
   before: 'before:<ISO-8601 time>, e.g. before:2026-03-01 or before:2026-03-01T09:00:00Z',
-  payload: 'payload.<key>[.<key>…]:<JSON value or text>, e.g. payload.user_id:42',
+  payload: 'payload.<key>[.<key>…]:<JSON value or text>, e.g. payload.user_id:42, or payload:<text> for the payload containing the text',
 } as const;
 type Key = keyof typeof FORMS;
 
@@ -92,7 +95,11 @@ export function parseTaskQuery(text: string, where = 'q'): TaskFilter {
     const raw = term.slice(colon + 1);
     if (key.startsWith('payload.')) {
       filter.payload.push(payloadMatch(term, key, raw, where));
-    } else if (Object.hasOwn(FORMS, key) && key !== 'payload') {
+    } else if (key === 'payload') {
+      const text = raw === '' ? '' : unquote(raw);
+      if (text === '') throw badTerm(where, term, 'payload', 'needs a text');
+      filter.texts.push(asciiLower(text));
+    } else if (Object.hasOwn(FORMS, key)) {
       applyTerm(filter, key as Key, term, raw === '' ? null : unquote(raw), where);
     } else {
       filter.words.push(asciiLower(unquote(term)));

@@ -16,11 +16,12 @@ describe('parseTaskQuery', () => {
   it('reads every kind of term into one filter', () => {
     expect(parseTaskQuery('  ')).toEqual(emptyFilter());
     expect(
-      parseTaskQuery('id:a-1 type:email:deliver queue:mail state:dead err:"Connection REFUSED" after:2026-03-01 before:2026-03-01T09:30:00+01:00 payload.user.id:42 payload.name:"Ada L" payload.tag:x Email:Deliver'),
+      parseTaskQuery('id:a-1 type:email:deliver queue:mail state:dead err:"Connection REFUSED" after:2026-03-01 before:2026-03-01T09:30:00+01:00 payload.user.id:42 payload.name:"Ada L" payload.tag:x payload:"Ada Lovelace" Email:Deliver'),
     ).toEqual({
       id: 'a-1', type: 'email:deliver', queue: 'mail', states: ['dead'], errors: ['connection refused'],
       createdAfter: Date.parse('2026-03-01T00:00:00Z'), createdBefore: Date.parse('2026-03-01T08:30:00Z'),
       payload: [{ path: ['user', 'id'], value: 42 }, { path: ['name'], value: 'Ada L' }, { path: ['tag'], value: 'x' }],
+      texts: ['ada lovelace'],
       words: ['email:deliver'],
     });
   });
@@ -43,6 +44,7 @@ describe('parseTaskQuery', () => {
     expect(refusal('id:')).toMatch(/^q term "id:" needs a value; the accepted form is id:<task id>$/);
     expect(refusal('payload.:1')).toMatch(/has an empty key/);
     expect(refusal('payload.a:')).toMatch(/needs a value; the accepted form is payload\.<key>/);
+    expect(refusal('payload:')).toMatch(/^q term "payload:" needs a text; the accepted form is payload\.<key>.*or payload:<text>/);
     expect(refusal('x "open')).toBe('q has a double quote at character 3 that is not closed');
     expect(refusal('x'.repeat(2001))).toBe('q is longer than 2000 characters');
   });

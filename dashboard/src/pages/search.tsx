@@ -13,7 +13,7 @@ import type { SearchResult } from '../types';
 const PAGE = 50;
 const FOLLOW_MS = 1000;
 
-export const SEARCH_HELP = 'id:<id>  type:<type>  queue:<name>  state:<state>  err:<text>  after:<time>  before:<time>  payload.<field>:<value>  or words';
+export const SEARCH_HELP = 'id:<id>  type:<type>  queue:<name>  state:<state>  err:<text>  after:<time>  before:<time>  payload.<field>:<value>  payload:<text>  or words';
 
 export function SearchPage() {
   const { params } = useLocation();

@@ -70,6 +70,14 @@ export function searchConformance(openStore: OpenStore): void {
       expect(await found(backend, 'payload.tags:["a","b"]')).toEqual([ada]);
       expect(await found(backend, 'payload.tags.0:a')).toEqual([]);
       expect(await found(backend, 'payload.missing:null')).toEqual([]);
+      // payload:<text>: the payload's JSON text contains it, in any case of ASCII letters.
+      expect(await found(backend, 'payload:ADA@example')).toEqual([ada]);
+      expect(await found(backend, 'payload:example.com')).toEqual([ada, bob].sort());
+      expect(await found(backend, 'payload:"city":"Oslo"')).toEqual([bob]);
+      expect(await found(backend, 'payload:Paris payload:vip')).toEqual([ada]);
+      expect(await found(backend, `id:${ada} payload:paris`)).toEqual([ada]);
+      expect(await found(backend, `id:${ada} payload:oslo`)).toEqual([]);
+      expect(await found(backend, 'payload:nowhere')).toEqual([]);
       expect(await found(backend, 'mail-ada')).toEqual([ada]);
       expect(await found(backend, 'EMAIL')).toEqual([ada, bob].sort());
       expect(await found(backend, 'report:')).toEqual([later]);

@@ -8,7 +8,7 @@ import { testsRecords, type TaskFilter } from '../../core/task-query.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { SearchPageOptions, TaskSearchPage } from '../search-contract.js';
 import {
-  encodeSearchCursor, matchesFields, matchesPayload, matchesPayloadValue, newestFirst, resumeIndex, searchBounds, searchSegments, type Segment,
+  encodeSearchCursor, matchesFields, matchesPayload, matchesPayloadText, matchesPayloadValue, newestFirst, resumeIndex, searchBounds, searchSegments, type Segment,
 } from '../search-scope.js';
 import { parseStoredObject } from '../shared.js';
 import type { StoredMeta } from './codec.js';
@@ -154,7 +154,8 @@ async function readIds(c: RedisConnection, segment: Segment, offset: number, cou
 async function matching(c: RedisConnection, queue: string, ids: string[], filter: TaskFilter): Promise<boolean[]> {
   if (!testsRecords(filter) || ids.length === 0) return ids.map(() => true);
   const pipeline = c.redis.pipeline().hmget(c.keys.queueKey(queue, 'meta'), ...ids);
-  if (filter.payload.length > 0) pipeline.hmget(c.keys.queueKey(queue, 'payload'), ...ids);
+  const readsPayload = filter.payload.length > 0 || filter.texts.length > 0;
+  if (readsPayload) pipeline.hmget(c.keys.queueKey(queue, 'payload'), ...ids);
   const replies = (await c.call(() => pipeline.exec())) ?? [];
   const [metas, payloads] = replies.map(([, value]) => value as (string | null)[]);
   return ids.map((id, i) => {
@@ -162,7 +163,7 @@ async function matching(c: RedisConnection, queue: string, ids: string[], filter
     if (raw === null || raw === undefined) return false; // gone since it was listed
     const m = parseStoredObject<StoredMeta>(raw);
     const fields = { id, type: m.t ?? '', createdAt: m.c ?? Number.NaN, lastError: m.le ?? null };
-    return matchesFields(fields, filter) && (filter.payload.length === 0 || matchesPayload(payloads?.[i], filter.payload));
+    return matchesFields(fields, filter) && (!readsPayload || (matchesPayload(payloads?.[i], filter.payload) && matchesPayloadText(payloads?.[i], filter.texts)));
   });
 }
 
@@ -177,6 +178,7 @@ async function searchById(c: RedisConnection, id: string, filter: TaskFilter): P
   const queue = await findQueue(c, id);
   const [task] = queue === null || (filter.queue !== null && filter.queue !== queue) ? [] : await loadRecords(c, queue, [id]);
   if (!task) return { tasks: [], nextCursor: null, scanned: 0, total: 0 };
-  const matches = (filter.states === null || filter.states.includes(task.state)) && matchesFields(task, filter) && matchesPayloadValue(task.payload, filter.payload);
+  const matches = (filter.states === null || filter.states.includes(task.state)) && matchesFields(task, filter) && matchesPayloadValue(task.payload, filter.payload) &&
+    matchesPayloadText(task.payload === undefined ? null : JSON.stringify(task.payload), filter.texts);
   return { tasks: matches ? [task] : [], nextCursor: null, scanned: 1, total: 1 };
 }

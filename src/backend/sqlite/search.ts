@@ -56,7 +56,8 @@ function rowTest(filter: TaskFilter): { sql: string; params: Params; payload: bo
     // json_type fails on text that is not JSON: such a payload matches nothing.
     tests.push(`(CASE WHEN json_valid(p.body) THEN (${matches.join(' AND ')}) ELSE 0 END)`);
   }
-  return { sql: tests.length === 0 ? '1' : tests.join(' AND '), params, payload: filter.payload.length > 0 };
+  for (const text of filter.texts) tests.push(`(p.body IS NOT NULL AND instr(lower(p.body), ${bind(text)}) > 0)`);
+  return { sql: tests.length === 0 ? '1' : tests.join(' AND '), params, payload: filter.payload.length > 0 || filter.texts.length > 0 };
 }
 
 interface WindowRow {
