@@ -1,6 +1,6 @@
 /** Search across queues and states: id, type, queue, state, error text, time range, payload. */
 import { useEffect, useState, type FormEvent } from 'react';
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiError, enc, request } from '../api';
 import { BulkByFilter } from '../components/bulk';
 import { Empty, ErrorBox, Loading, Pager, Section } from '../components/common';
@@ -25,8 +25,10 @@ export function SearchPage() {
   const before = Number(params.get('scanned') ?? '0') || 0;
   // Each call examines a bounded number of tasks; a sparse match would leave pages empty. One
   // page here follows the cursor until it holds 50 tasks, the scope ends, or about a second passed.
+  const queryClient = useQueryClient();
+  const key = ['/api/v1/tasks?q=', q, cursor];
   const result = useQuery<SearchResult, ApiError>({
-    queryKey: ['/api/v1/tasks?q=', q, cursor],
+    queryKey: key,
     enabled: q.trim() !== '',
     // Not redone on every live update: the Search button or an action refreshes it.
     meta: { live: false },
@@ -39,6 +41,8 @@ export function SearchPage() {
         page.scanned += next.scanned;
         page.total = next.total;
         page.next_cursor = next.next_cursor;
+        // Shown as it grows: the first call's matches appear at once, the rest as they come.
+        queryClient.setQueryData<SearchResult>(key, { ...page, tasks: [...page.tasks] });
       } while (page.tasks.length < PAGE && page.next_cursor !== null && Date.now() - started < FOLLOW_MS);
       return page;
     },
@@ -67,9 +71,13 @@ export function SearchPage() {
             <>
               <p className="muted" role="status">
                 {n(result.data.tasks.length)} shown; scanned {n(before + result.data.scanned)} of {n(result.data.total)} task(s)
-                {result.data.next_cursor ? ' — more on the next page' : ' — all of them'}
+                {result.isFetching ? ' — searching…' : result.data.next_cursor ? ' — more on the next page' : ' — all of them'}
               </p>
-              {result.data.tasks.length === 0 ? <Empty>Nothing matched on this page.</Empty> : <TaskTable tasks={result.data.tasks} selectable showQueue />}
+              {result.data.tasks.length === 0 ? (
+                result.isFetching ? null : <Empty>Nothing matched on this page.</Empty>
+              ) : (
+                <TaskTable tasks={result.data.tasks} selectable showQueue />
+              )}
               <Pager
                 nextCursor={result.data.next_cursor}
                 cursor={cursor}
