@@ -34,6 +34,7 @@ function applyAck(t: Transition, ack: Ack): boolean {
         const gone = t.get<{ type: string }>(`DELETE FROM tasks WHERE ${HELD} RETURNING type`, ...held);
         if (!gone) return false;
         t.run('DELETE FROM payloads WHERE id = ?', ack.id);
+        t.moved(ack.queue, 'running', null);
         t.count(ack.queue, 1, 0);
         t.emitFinished(ack.queue, ack.id, 'completed', gone.type);
         return true;
@@ -41,6 +42,7 @@ function applyAck(t: Transition, ack: Ack): boolean {
       // A completed task finished when its completing attempt did (as on Redis, lua/ack.lua).
       const done = t.run(COMPLETE, 'completed', ack.attempt.finishedAt ?? t.now, t.now, DEFAULT_RETENTION.completed, ack.result, ack.result, attempt, ...held).changes > 0;
       if (done) {
+        t.moved(ack.queue, 'running', 'completed');
         t.count(ack.queue, 1, 0);
         t.emitFinished(ack.queue, ack.id, 'completed');
       }
@@ -50,6 +52,7 @@ function applyAck(t: Transition, ack: Ack): boolean {
     case 'cancelled': {
       const done = t.run(FAIL_FINAL, ack.kind, t.now, t.now, DEFAULT_RETENTION[ack.kind], ack.error, attempt, ...held).changes > 0;
       if (done) {
+        t.moved(ack.queue, 'running', ack.kind);
         t.count(ack.queue, 1, ack.kind === 'dead' ? 1 : 0);
         t.emitFinished(ack.queue, ack.id, ack.kind);
       }
@@ -59,6 +62,7 @@ function applyAck(t: Transition, ack: Ack): boolean {
       const due = t.now + ack.delay;
       const done = t.run(RETRY, ack.consumed ? 0 : 1, ack.error, due, due, attempt, ...held).changes > 0;
       if (done) {
+        t.moved(ack.queue, 'running', 'retrying');
         t.count(ack.queue, 1, ack.consumed ? 1 : 0);
         t.emitLifecycle('retrying', ack.queue, ack.id, `${ack.consumed ? ack.attempt.attempt : ack.attempt.attempt - 1},${due}`);
         // Waiting workers learn the new due time.
@@ -71,6 +75,7 @@ function applyAck(t: Transition, ack: Ack): boolean {
       const due = t.now + ack.delay;
       const done = t.run(HAND_BACK, due, due, ...held).changes > 0;
       if (done) {
+        t.moved(ack.queue, 'running', 'retrying');
         t.emitLifecycle('retrying', ack.queue, ack.id, `${ack.attempt.attempt - 1},${due}`);
         t.wake(ack.queue);
       }
@@ -78,7 +83,10 @@ function applyAck(t: Transition, ack: Ack): boolean {
     }
     case 'requeue': {
       const done = t.run(REQUEUE, t.now, t.frontOfLine(ack.queue), attempt, ...held).changes > 0;
-      if (done) t.wake(ack.queue);
+      if (done) {
+        t.moved(ack.queue, 'running', 'queued');
+        t.wake(ack.queue);
+      }
       return done;
     }
   }

@@ -36,6 +36,7 @@ export function claimTasks(t: Transition, workerId: string, requests: ClaimReque
     const tasks = rows.map((row, i) => {
       const token = `${tokenBase}.${i}`;
       t.run(START_ATTEMPT, t.now, workerId, expires, token, row.id);
+      t.moved(queue, 'queued', 'running');
       t.emitLifecycle('started', queue, row.id, String(row.attempt + 1), row.type);
       return decodeClaimed(queue, row, t.now, token, expires);
     });

@@ -36,6 +36,7 @@ export function enqueueTasks(t: Transition, tasks: NewTask[]): EnqueueOutcome[] 
       task.links === null ? null : JSON.stringify(task.links),
     );
     t.run('INSERT INTO payloads (id, body) VALUES (?, ?)', task.id, task.payload);
+    t.moved(task.queue, null, state);
     // A scheduled task wakes workers too: they learn its due time and wait for it.
     t.wake(task.queue);
     t.emitLifecycle('enqueued', task.queue, task.id, state, task.type);

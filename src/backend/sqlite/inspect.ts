@@ -28,7 +28,8 @@ export function getQueue(sql: StatementCache, name: string, now: number): QueueI
 
 function queueInfo(sql: StatementCache, row: QueueRow, now: number): QueueInfo {
   const counts = emptyCounts();
-  const byState = sql.get('SELECT state, COUNT(*) AS n FROM tasks WHERE queue = ? GROUP BY state').all(row.name) as { state: TaskState; n: number }[];
+  // Kept by the transitions (Transition.moved): one read, not a count of the queue's tasks.
+  const byState = sql.get('SELECT state, n FROM state_counts WHERE queue = ? AND n > 0').all(row.name) as { state: TaskState; n: number }[];
   for (const { state, n } of byState) counts[state] = n;
   const oldest = sql.get("SELECT enqueued_at FROM tasks WHERE queue = ? AND state = 'queued' ORDER BY sort_key LIMIT 1").get(row.name) as
     | { enqueued_at: number | null }

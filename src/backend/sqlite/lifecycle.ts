@@ -8,22 +8,24 @@ export type FinalState = 'completed' | 'dead' | 'cancelled';
  * Moves a task to a final state; its retention (its own, else the state's default) starts now.
  * `lastError` replaces the stored error when given.
  */
-export function finishTask(t: Transition, id: string, queue: string, state: FinalState, lastError?: string): void {
+export function finishTask(t: Transition, id: string, queue: string, from: string, state: FinalState, lastError?: string): void {
   t.run(
     `UPDATE tasks SET state = ?, finished_at = ?, next_run_at = NULL, cancel_requested = 0, lease_token = NULL,
        sort_key = ? + COALESCE(retention, ?), last_error = COALESCE(?, last_error)
      WHERE id = ?`,
     state, t.now, t.now, DEFAULT_RETENTION[state], lastError ?? null, id,
   );
+  t.moved(queue, from, state);
   t.emitFinished(queue, id, state);
 }
 
-/** Puts a task at the back of the queued line and wakes the queue's workers. */
-export function queueTask(t: Transition, id: string, queue: string): void {
+/** Puts a task (in state `from`) at the back of the queued line and wakes the queue's workers. */
+export function queueTask(t: Transition, id: string, queue: string, from: string): void {
   t.run(
     "UPDATE tasks SET state = 'queued', enqueued_at = ?, next_run_at = NULL, sort_key = ? WHERE id = ?",
     t.now, t.backOfLine(queue), id,
   );
+  t.moved(queue, from, 'queued');
   t.wake(queue);
 }
 
@@ -35,7 +37,7 @@ export function forwardDue(t: Transition, queue: string, limit: number): number 
       'SELECT id FROM tasks WHERE queue = ? AND state = ? AND sort_key <= ? ORDER BY sort_key LIMIT ?',
       queue, state, t.now, limit,
     );
-    for (const { id } of due) queueTask(t, id, queue);
+    for (const { id } of due) queueTask(t, id, queue, state);
     moved += due.length;
   }
   return moved;

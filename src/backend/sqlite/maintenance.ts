@@ -34,12 +34,13 @@ export function recoverExpiredLeases(t: Transition, queue: string, limit: number
       "UPDATE tasks SET lease_token = NULL, last_error = ?, attempts = json_insert(attempts, '$[#]', json(?)) WHERE id = ?",
       LEASE_EXPIRED, JSON.stringify(record), row.id,
     );
-    if (row.cancel_requested === 1) finishTask(t, row.id, queue, 'cancelled');
-    else if (row.attempt > row.max_retries || (row.deadline !== null && row.deadline <= t.now)) finishTask(t, row.id, queue, 'dead');
+    if (row.cancel_requested === 1) finishTask(t, row.id, queue, 'running', 'cancelled');
+    else if (row.attempt > row.max_retries || (row.deadline !== null && row.deadline <= t.now)) finishTask(t, row.id, queue, 'running', 'dead');
     else {
       const spec = row.backoff === null ? DEFAULT_BACKOFF : (JSON.parse(row.backoff) as BackoffSpec);
       const due = t.now + backoffDelay(spec, Math.max(1, row.attempt));
       t.run("UPDATE tasks SET state = 'retrying', next_run_at = ?, sort_key = ? WHERE id = ?", due, due, row.id);
+      t.moved(queue, 'running', 'retrying');
       t.emitLifecycle('retrying', queue, row.id, `${row.attempt},${due}`);
       t.wake(queue);
     }
@@ -62,7 +63,10 @@ export function deleteExpiredTasks(t: Transition, queue: string, limit: number, 
   const known = t.get('SELECT 1 FROM queues WHERE name = ?', queue) !== undefined;
   // Counted afresh now and then (the caller says when): a count kept by the transitions cannot
   // drift for long, and a count is as many index steps as the state has tasks.
-  if (known && recount) t.recountKept(queue);
+  if (known && recount) {
+    t.recountKept(queue);
+    t.recountStates(queue);
+  }
   for (const state of ['completed', 'dead', 'cancelled'] as const) {
     const ids = t.all<{ id: string }>('SELECT id FROM tasks WHERE queue = ? AND state = ? AND sort_key <= ? ORDER BY sort_key LIMIT ?', queue, state, t.now, limit);
     for (const { id } of ids) deleteTaskRows(t, id, queue, state);

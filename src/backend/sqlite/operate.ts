@@ -28,11 +28,11 @@ const OPERATIONS: Record<OperatorAction, (t: Transition, task: OperatedRow) => '
       t.run('UPDATE tasks SET attempt = 0, finished_at = NULL, cancel_requested = 0 WHERE id = ?', task.id);
       t.countKept(task.queue, task.state, -1);
     }
-    queueTask(t, task.id, task.queue);
+    queueTask(t, task.id, task.queue, task.state);
     return 'ok';
   },
   archive(t, task) {
-    finishTask(t, task.id, task.queue, 'dead');
+    finishTask(t, task.id, task.queue, task.state, 'dead');
     return 'ok';
   },
   delete(t, task) {
@@ -45,7 +45,7 @@ const OPERATIONS: Record<OperatorAction, (t: Transition, task: OperatedRow) => '
       t.emitCancelRequested(task.queue, task.id);
       return 'requested';
     }
-    finishTask(t, task.id, task.queue, 'cancelled', task.last_error ?? 'cancelled by operator');
+    finishTask(t, task.id, task.queue, task.state, 'cancelled', task.last_error ?? 'cancelled by operator');
     return 'ok';
   },
 };

@@ -153,7 +153,8 @@ function countScope(sql: StatementCache, filter: TaskFilter): number {
     where.push(`state IN (${filter.states.map(() => '?').join(', ')})`);
     params.push(...filter.states);
   }
-  const row = sql.get(`SELECT COUNT(*) AS n FROM tasks ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}`).get(...params) as { n: number };
+  // The counts per queue and state the transitions keep (migration 0008): one read per segment.
+  const row = sql.get(`SELECT COALESCE(SUM(n), 0) AS n FROM state_counts ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}`).get(...params) as { n: number };
   return row.n;
 }
 

@@ -37,6 +37,8 @@ export class Transition {
   private readonly counted = new Map<string, { processed: number; failed: number }>();
   /** Final states each queue moved tasks to: trimmed to the queue's keep bounds in flush(). */
   private readonly finishedIn = new Map<string, Set<KeptState>>();
+  /** Changes to state_counts not written yet, by queue then state (see moved). */
+  private readonly stateDeltas = new Map<string, Map<string, number>>();
   /** Changes to kept_counts not written yet, by queue then state (see countKept). */
   private readonly keptDeltas = new Map<string, Map<KeptState, number>>();
   private pruneEvents = false;
@@ -123,6 +125,25 @@ export class Transition {
       if (bound === null || bound === 0) continue;
       this.run('INSERT INTO kept_counts (queue, state, n) SELECT ?, ?, COUNT(*) FROM tasks WHERE queue = ? AND state = ?', queue, state, queue, state);
     }
+  }
+
+  /**
+   * A task of the queue moved from state `from` (null: it is new) to `to` (null: it was deleted),
+   * for state_counts; written at flush(). Every write of a task's state says so here.
+   */
+  moved(queue: string, from: string | null, to: string | null, tasks = 1): void {
+    if (from === to || tasks === 0) return;
+    let deltas = this.stateDeltas.get(queue);
+    if (!deltas) this.stateDeltas.set(queue, (deltas = new Map()));
+    if (from !== null) deltas.set(from, (deltas.get(from) ?? 0) - tasks);
+    if (to !== null) deltas.set(to, (deltas.get(to) ?? 0) + tasks);
+  }
+
+  /** Counts afresh how many tasks the queue holds in each state (state_counts). */
+  recountStates(queue: string): void {
+    this.stateDeltas.delete(queue);
+    this.run('DELETE FROM state_counts WHERE queue = ?', queue);
+    this.run('INSERT INTO state_counts (queue, state, n) SELECT queue, state, COUNT(*) FROM tasks WHERE queue = ? GROUP BY state', queue);
   }
 
   /**
@@ -219,6 +240,16 @@ export class Transition {
       }
     }
     this.keptDeltas.clear();
+    for (const [queue, deltas] of this.stateDeltas) {
+      for (const [state, delta] of deltas) {
+        if (delta === 0) continue;
+        this.run(
+          'INSERT INTO state_counts (queue, state, n) VALUES (?, ?, ?) ON CONFLICT (queue, state) DO UPDATE SET n = n + excluded.n',
+          queue, state, delta,
+        );
+      }
+    }
+    this.stateDeltas.clear();
     for (const [name, q] of this.queues) {
       if (!q.dirty) continue;
       this.run(
@@ -261,6 +292,7 @@ export function deleteTaskRows(t: Transition, id: string, queue: string, state: 
   t.run('DELETE FROM tasks WHERE id = ?', id);
   t.run('DELETE FROM payloads WHERE id = ?', id);
   t.countKept(queue, state, -1);
+  t.moved(queue, state, null);
 }
 
 /** Deletes events older than EVENT_RETENTION_MS. Cost: the rows deleted. */
