@@ -39,7 +39,7 @@ const PAGES = [
   { name: 'schedules', path: '/schedules', calls: ['/api/v1/schedules'], ready: 'tbody tr' },
   { name: 'workers', path: '/workers', calls: ['/api/v1/workers', '/api/v1/schedulers'], ready: 'section .empty, tbody tr' },
   { name: 'search (payload)', path: '/search?q=payload.user:42', calls: ['/api/v1/tasks?q=payload.user%3A42&limit=50'], ready: '[role=status]' },
-  { name: 'search (payload text)', path: '/search?q=payload:dashboard%20benchmark', calls: ['/api/v1/tasks?q=payload%3Adashboard%20benchmark&limit=50'], ready: '[role=status]' },
+  { name: 'search (payload text)', path: '/search?q=payload:%22user%22:4242', calls: ['/api/v1/tasks?q=payload%3A%22user%22%3A4242&limit=50'], ready: '[role=status]' },
   { name: 'search (state, error)', path: '/search?q=state:dead%20err:declined', calls: ['/api/v1/tasks?q=state%3Adead%20err%3Adeclined&limit=50'], ready: '[role=status]' },
 ];
 
