@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   TL_URI_TOO_LONG: 'the HTTP request URL, or a segment of its path, is too long',
   TL_HEADERS_TOO_LARGE: 'the HTTP request headers are larger than the server accepts',
   TL_NOT_SUPPORTED: 'the store does not support this operation',
+  TL_INVALID_WORKFLOW: 'a workflow is not accepted: a node, its dependencies or its payload',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
