@@ -4,7 +4,15 @@ import type { TaskRecord } from '../core/task.js';
 import { whyWaiting, type Waiting } from '../core/why-waiting.js';
 
 export async function whyTaskWaits(backend: Backend, task: TaskRecord): Promise<Waiting | null> {
-  if (task.state !== 'queued' && task.state !== 'scheduled' && task.state !== 'retrying') return null;
-  const [queue, workers] = await Promise.all([backend.getQueue(task.queue), backend.listWorkers()]);
-  return whyWaiting(task, { queuePaused: queue?.paused === true, workers });
+  return (await whyTasksWait(backend, [task]))[0];
+}
+
+/** whyTaskWaits for a page of tasks: the queues and the live workers are read once. */
+export async function whyTasksWait(backend: Backend, tasks: TaskRecord[]): Promise<(Waiting | null)[]> {
+  const waits = (t: TaskRecord) => t.state === 'queued' || t.state === 'scheduled' || t.state === 'retrying';
+  if (!tasks.some(waits)) return tasks.map(() => null);
+  const names = [...new Set(tasks.filter(waits).map((t) => t.queue))];
+  const [queues, workers] = await Promise.all([Promise.all(names.map((name) => backend.getQueue(name))), backend.listWorkers()]);
+  const paused = new Set(queues.filter((q) => q?.paused).map((q) => q!.name));
+  return tasks.map((t) => (waits(t) ? whyWaiting(t, { queuePaused: paused.has(t.queue), workers }) : null));
 }

@@ -19,6 +19,7 @@ import type { FireRecord, QueueInfo, SchedulerLease, SchedulerStatus, WorkerInfo
 import { unreadableFields } from '../backend/shared.js';
 import type { TaskRecord } from '../core/task.js';
 import { scheduleOfFire, type Schedule } from '../core/schedule.js';
+import type { Waiting } from '../core/why-waiting.js';
 
 /** An ISO-8601 time, or null for none — and for a value that is not a time Date holds. */
 export function iso(ms: unknown): string | null {
@@ -109,6 +110,11 @@ function logLineView(marks: Marks, i: number, line: unknown): { at: string | nul
   }
   marks.note([`logs[${i}]`]);
   return { at: null, message: typeof line === 'string' ? line : (JSON.stringify(line) ?? String(line)) };
+}
+
+/** Why a task waits (core/why-waiting.ts), its time as ISO-8601. */
+export function waitingView(waiting: Waiting | null) {
+  return waiting && { ...waiting, until: iso(waiting.until) };
 }
 
 function linksView(links: TaskRecord['links'] | null | undefined) {

@@ -55,6 +55,8 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard pages on %s', (_name, ope
     await page.goto(`${center.url}/queues/q-pause?state=queued`);
     await page.getByRole('link', { name: /^queued/ }).and(page.locator('[aria-current="page"]')).waitFor();
     await expect.poll(() => page.locator('table.tasks tbody tr').count()).toBe(1);
+    // Each waiting task says why it has not started (no worker serves this queue here).
+    expect(await page.locator('table.tasks .why-inline').textContent()).toBe('no live worker serves the queue q-pause');
     await done();
   });
 

@@ -181,6 +181,13 @@ describe.each(STORES)('why a task waits, on %s', (_name, open) => {
     expect(await waiting('w-1')).toMatchObject({ reason: 'no-worker-for-type' });
     await api.store.backend.heartbeat({ id: 'wk-1', host: 'h', pid: 1, queues: ['mail'], concurrency: 1, running: [], startedAt: now, version: 'x', types: ['email:*'] }, 30_000);
     expect(await waiting('w-1')).toBeNull();
+    // A queue's task list says it for each task, reading the queue and the workers once.
+    const list = (await api.app.inject({ method: 'GET', url: '/api/v1/queues/mail/tasks?state=scheduled' })).json<{ tasks: { id: string; waiting: unknown }[] }>();
+    expect(list.tasks).toEqual([expect.objectContaining({ id: 'w-2', waiting: expect.objectContaining({ reason: 'scheduled' }) })]);
+    await api.store.backend.pauseQueue('mail');
+    const queued = (await api.app.inject({ method: 'GET', url: '/api/v1/queues/mail/tasks?state=queued' })).json<{ tasks: { waiting: { reason: string } }[] }>();
+    expect(queued.tasks.map((t) => t.waiting.reason)).toEqual(['paused']);
+    await api.store.backend.resumeQueue('mail');
     const client = new Client(api.store.backend);
     expect(await client.whyWaiting('w-2')).toMatchObject({ reason: 'scheduled' });
     await expect(client.whyWaiting('nope')).rejects.toMatchObject({ code: 'TL_TASK_NOT_FOUND' });

@@ -108,7 +108,10 @@ export function TaskTable({ tasks, selectable = false, showQueue = false }: { ta
                 <td className="num">
                   {t.attempt}/{t.max_retries + 1}
                 </td>
-                <td>{when(t)}</td>
+                <td>
+                  {when(t)}
+                  {t.waiting && t.waiting.reason !== 'scheduled' && t.waiting.reason !== 'retrying' ? <div className="why-inline">{t.waiting.message}</div> : null}
+                </td>
                 <td className="error-text">{firstLine(t.error)}</td>
               </tr>
             ))}

@@ -5,7 +5,7 @@ import { validateTaskId, type EnqueueOptions } from '../../core/options.js';
 import type { TaskInfo } from '../../core/task.js';
 import { acceptedStatesText } from '../../core/transitions.js';
 import type { ServerContext } from '../context.js';
-import { iso, taskStatus } from '../present.js';
+import { taskStatus, waitingView } from '../present.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import {
   CancelResult, Done, Enqueued, EnqueuedBatch, EnqueueBody, EnqueueItem, EnqueueQuery, TaskIdParams, TaskStatus, TaskTypeParams, WaitQuery,
@@ -127,8 +127,7 @@ export function taskRoutes(ctx: ServerContext): AnyRoute[] {
           task = await ctx.backend.getTask(id);
         }
         if (!task) throw finishedAs ? notKeptError(id, finishedAs) : notFound(id);
-        const waiting = await whyTaskWaits(ctx.backend, task);
-        return { ...taskStatus(task), waiting: waiting && { ...waiting, until: iso(waiting.until) } };
+        return { ...taskStatus(task), waiting: waitingView(await whyTaskWaits(ctx.backend, task)) };
       },
     }),
     defineRoute({
