@@ -9,6 +9,7 @@ import { OPERATOR_ACTIONS, acceptedStatesText, type OperatorAction } from '../..
 import { enc, post, useApi } from '../api';
 import { n } from '../format';
 import { ErrorBox, useCanAct } from './common';
+import { LABELS } from './task-table';
 
 interface BulkJob {
   id: string;
@@ -21,7 +22,6 @@ interface BulkJob {
   error: string | null;
 }
 
-const LABELS: Record<OperatorAction, string> = { run: 'Run', archive: 'Archive', delete: 'Delete', cancel: 'Cancel' };
 
 export function BulkByFilter({ q }: { q: string }) {
   const canAct = useCanAct();

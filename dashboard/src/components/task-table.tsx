@@ -12,7 +12,7 @@ export function taskAction(action: OperatorAction, id: string): Promise<unknown>
   return action === 'delete' ? request(`/api/v1/tasks/${enc(id)}`, { method: 'DELETE' }) : request(`/api/v1/tasks/${enc(id)}/${action}`, { method: 'POST' });
 }
 
-const LABELS: Record<OperatorAction, string> = { run: 'Run', archive: 'Archive', delete: 'Delete', cancel: 'Cancel' };
+export const LABELS: Record<OperatorAction, string> = { run: 'Run', archive: 'Archive', delete: 'Delete', cancel: 'Cancel' };
 
 /**
  * One action on each of some tasks, all attempted: a task that changed state meanwhile (the

@@ -4,8 +4,8 @@ import { validateQueueName } from '../../core/options.js';
 import { accepts, acceptedStatesText, type OperatorAction } from '../../core/transitions.js';
 import type { Backend, BulkState as BulkStateName } from '../../backend/contract.js';
 import type { ServerContext } from '../context.js';
-import { queueView, taskStatus, waitingView } from '../present.js';
-import { whyTasksWait } from '../../client/why-waiting.js';
+import { queueView } from '../present.js';
+import { taskViews } from '../task-views.js';
 import { defineRoute, parseInput, type AnyRoute } from '../route.js';
 import { BulkResult, BulkState, Done, QueueKeepBody, QueueKeepView, QueueList, QueueParams, QueueStateParams, QueueView, TaskList, TaskListQuery } from '../schemas.js';
 
@@ -54,8 +54,7 @@ export function queueRoutes(ctx: ServerContext): AnyRoute[] {
       responses: { 200: { description: 'a page of tasks', schema: TaskList }, ...errors },
       handler: async ({ params, query }) => {
         const page = await ctx.backend.listTasks(validateQueueName(params.queue), query.state, { limit: query.limit ?? 50, cursor: query.cursor });
-        const waiting = await whyTasksWait(ctx.backend, page.tasks);
-        return { tasks: page.tasks.map((task, i) => ({ ...taskStatus(task), waiting: waitingView(waiting[i]) })), next_cursor: page.nextCursor };
+        return { tasks: await taskViews(ctx.backend, page.tasks), next_cursor: page.nextCursor };
       },
     }),
     ...(['pause', 'resume'] as const).map((action) =>

@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { MAX_SEARCH_CURSOR_LENGTH } from '../../backend/search-scope.js';
 import { MAX_QUERY_LENGTH, parseTaskQuery } from '../../core/task-query.js';
 import type { ServerContext } from '../context.js';
-import { taskStatus, waitingView } from '../present.js';
-import { whyTasksWait } from '../../client/why-waiting.js';
+import { taskViews } from '../task-views.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { TaskStatus } from '../schemas.js';
 
@@ -43,8 +42,7 @@ export function searchRoutes(ctx: ServerContext): AnyRoute[] {
       handler: async ({ query }) => {
         const filter = parseTaskQuery(query.q ?? '', 'query.q');
         const page = await ctx.backend.searchTasks(filter, { limit: query.limit ?? 50, cursor: query.cursor });
-        const waiting = await whyTasksWait(ctx.backend, page.tasks);
-        return { tasks: page.tasks.map((task, i) => ({ ...taskStatus(task), waiting: waitingView(waiting[i]) })), next_cursor: page.nextCursor, scanned: page.scanned, total: page.total };
+        return { tasks: await taskViews(ctx.backend, page.tasks), next_cursor: page.nextCursor, scanned: page.scanned, total: page.total };
       },
     }),
   ];

@@ -5,13 +5,12 @@ import { validateTaskId, type EnqueueOptions } from '../../core/options.js';
 import type { TaskInfo } from '../../core/task.js';
 import { acceptedStatesText } from '../../core/transitions.js';
 import type { ServerContext } from '../context.js';
-import { taskStatus, waitingView } from '../present.js';
+import { taskViews } from '../task-views.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import {
   CancelResult, Done, Enqueued, EnqueuedBatch, EnqueueBody, EnqueueItem, EnqueueQuery, TaskIdParams, TaskStatus, TaskTypeParams, WaitQuery,
 } from '../schemas.js';
 import { notKeptError } from '../../client/client.js';
-import { whyTaskWaits } from '../../client/why-waiting.js';
 import { waitForTask } from '../wait.js';
 
 type Item = z.infer<typeof EnqueueItem>;
@@ -127,7 +126,8 @@ export function taskRoutes(ctx: ServerContext): AnyRoute[] {
           task = await ctx.backend.getTask(id);
         }
         if (!task) throw finishedAs ? notKeptError(id, finishedAs) : notFound(id);
-        return { ...taskStatus(task), waiting: waitingView(await whyTaskWaits(ctx.backend, task)) };
+        const [view] = await taskViews(ctx.backend, [task]);
+        return view;
       },
     }),
     defineRoute({
