@@ -10,10 +10,12 @@ import type { TaskFilter } from '../core/task-query.js';
 import type { AuditEntry, AuditPage } from './audit-contract.js';
 import type { LockStore, ScheduleStore } from './schedule-contract.js';
 import type { SearchPageOptions, TaskSearchPage } from './search-contract.js';
+import type { WorkflowState, WorkflowStore } from './workflow-contract.js';
 
 export * from './schedule-contract.js';
 export * from './search-contract.js';
 export * from './audit-contract.js';
+export * from './workflow-contract.js';
 
 /** Default retention of finished tasks. */
 export const DEFAULT_RETENTION = {
@@ -159,12 +161,14 @@ export interface TaskTypeInfo {
 
 /**
  * A change a backend announces to subscribers (possibly in other processes). Every subscriber
- * hears `finished` and `cancel-requested`; only `lifecycle` subscribers (the task center) hear
+ * hears `finished`, `cancel-requested` and `workflow`; only `lifecycle` subscribers (the task center) hear
  * `enqueued`, `started` and `retrying`, and get the task `type` on every task event.
  */
 export type BackendEvent =
   | { kind: 'finished'; id: string; queue: string; state: 'completed' | 'dead' | 'cancelled'; type?: string }
   | { kind: 'cancel-requested'; id: string; queue: string }
+  /** A workflow was created or retried (`running`), or finished. */
+  | { kind: 'workflow'; id: string; state: WorkflowState }
   | LifecycleEvent;
 
 /** Task lifecycle events for `lifecycle` subscribers. */
@@ -226,7 +230,7 @@ export type BulkState = Exclude<TaskState, 'running'>;
  * Everything a store provides: the task operations below, schedules (ScheduleStore) and locks
  * (LockStore), so that core code can run the scheduler and take locks on any backend.
  */
-export interface Backend extends ScheduleStore, LockStore {
+export interface Backend extends ScheduleStore, LockStore, WorkflowStore {
   readonly kind: 'redis' | 'sqlite';
   /**
    * Whether the store is a server that works on a request while this process runs: then a
@@ -299,7 +303,7 @@ export interface Backend extends ScheduleStore, LockStore {
   runTask(id: string): Promise<void>;
   /** → dead. */
   archiveTask(id: string): Promise<void>;
-  /** Deletes the task. */
+  /** Deletes the task (a workflow node's task not finished yet: the node ends cancelled). */
   deleteTask(id: string): Promise<void>;
   runAll(queue: string, state: BulkState): Promise<number>;
   archiveAll(queue: string, state: BulkState): Promise<number>;

@@ -4,7 +4,7 @@ import { malformedStringPath, quote, wholeNumber } from '../core/validate.js';
 import { TASK_STATES, type AttemptRecord, type NewTask, type TaskState } from '../core/task.js';
 import { acceptedStatesText, type OperatorAction } from '../core/transitions.js';
 import type { ScheduleDefinition } from '../core/schedule.js';
-import { KEPT_STATES, MAX_KEEP, type KeptState, type QueueKeep, type SchedulerInstance, type WorkerInfo } from './contract.js';
+import { KEPT_STATES, MAX_KEEP, WORKFLOW_STATES, type KeptState, type QueueKeep, type SchedulerInstance, type WorkerInfo, type WorkflowState } from './contract.js';
 
 /** Due scheduled/retrying tasks moved to queued per claim call, at most. */
 export const FORWARD_LIMIT = 1000;
@@ -77,6 +77,19 @@ export function operationError(action: OperatorAction, id: string, state: string
     'TL_INVALID_STATE',
     `cannot ${action} task ${id}: it is ${state}; ${action} works on a task that is ${acceptedStatesText(action)}`,
   );
+}
+
+/** A workflow state filter: one of WORKFLOW_STATES, else TL_INVALID_ARGUMENT. */
+export function validateWorkflowState(state: unknown): WorkflowState {
+  if (typeof state !== 'string' || !(WORKFLOW_STATES as readonly string[]).includes(state)) {
+    throw new TasklineError('TL_INVALID_ARGUMENT', `invalid workflow state ${quote(state)}: one of ${WORKFLOW_STATES.join(', ')}`);
+  }
+  return state as WorkflowState;
+}
+
+/** Running a workflow node's task again is the workflow's to do. */
+export function workflowNodeError(id: string): TasklineError {
+  return new TasklineError('TL_INVALID_STATE', `cannot run task ${id}: it runs a node of a workflow; retry the workflow (retryWorkflow, POST /api/v1/workflows/{id}/retry) to run its failed nodes again`);
 }
 
 const LOCK_KEY = /^[^{}\s]{1,200}$/;

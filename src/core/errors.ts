@@ -35,6 +35,8 @@ export const ERROR_CODES = {
   TL_HEADERS_TOO_LARGE: 'the HTTP request headers are larger than the server accepts',
   TL_NOT_SUPPORTED: 'the store does not support this operation',
   TL_INVALID_WORKFLOW: 'a workflow is not accepted: a node, its dependencies or its payload',
+  TL_WORKFLOW_NOT_FOUND: 'no workflow with this id',
+  TL_WORKFLOW_CONFLICT: 'a workflow with this id already exists',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -45,6 +45,8 @@ export type BackoffSpec =
 export interface TaskLinks {
   scheduleFireId?: string;
   workflowId?: string;
+  /** The workflow node the task runs (absent on a workflow's onFinish task). */
+  workflowNode?: string;
   parentId?: string;
 }
 

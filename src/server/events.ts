@@ -9,7 +9,7 @@ import { iso } from './present.js';
 
 /** An event as the API shows it (SSE `event:` is `name`). */
 export interface ApiEvent {
-  /** `task.enqueued`, `task.started`, `task.retrying`, `task.completed`, `task.dead`, `task.cancelled`, `task.cancel-requested`, `schedule.<what>`. */
+  /** `task.enqueued`, `task.started`, `task.retrying`, `task.completed`, `task.dead`, `task.cancelled`, `task.cancel-requested`, `workflow.<state>`, `schedule.<what>`. */
   name: string;
   queue: string | null;
   type: string | null;
@@ -35,6 +35,8 @@ export function toApiEvent(event: BackendEvent, at: number): ApiEvent {
       return { name: `task.${event.state}`, queue: event.queue, type: event.type ?? null, data: { id: event.id, queue: event.queue, type: event.type ?? null, state: event.state, at } };
     case 'cancel-requested':
       return { name: 'task.cancel-requested', queue: event.queue, type: null, data: { id: event.id, queue: event.queue, at } };
+    case 'workflow':
+      return { name: `workflow.${event.state}`, queue: null, type: null, data: { id: event.id, state: event.state, at } };
   }
 }
 

@@ -16,6 +16,7 @@ import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
   QueueInfo, QueueKeep, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, AuditEntry, AuditPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SchedulingBackend, SubscribeOptions, FireBatch,
   FireRecord, FireResult, ScheduleUpdate, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
+  NewWorkflow, WorkflowInputs, WorkflowPage, WorkflowRecord, WorkflowState,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
 import { checkStorableTasks } from '../shared.js';
@@ -34,6 +35,7 @@ import { RedisScheduleStore } from './schedule-store.js';
 import { searchTasks } from './search.js';
 import { WorkWaiter } from './wait.js';
 import * as workers from './workers.js';
+import * as workflows from './workflows.js';
 
 export type { RedisBackendOptions } from './connection.js';
 
@@ -176,6 +178,36 @@ export class RedisBackend implements SchedulingBackend {
   }
 
   // ── inspecting ──────────────────────────────────────────────────────────────
+
+  // ── workflows (workflows.ts) ────────────────────────────────────────────────
+
+  createWorkflow(workflow: NewWorkflow): Promise<WorkflowRecord> {
+    return workflows.createWorkflow(this.c, workflow);
+  }
+
+  getWorkflow(id: string): Promise<WorkflowRecord | null> {
+    return workflows.getWorkflow(this.c, id);
+  }
+
+  listWorkflows(options: { state?: WorkflowState; limit?: number; cursor?: string } = {}): Promise<WorkflowPage> {
+    return workflows.listWorkflows(this.c, options);
+  }
+
+  cancelWorkflow(id: string): Promise<WorkflowRecord | null> {
+    return workflows.cancelWorkflow(this.c, id);
+  }
+
+  retryWorkflow(id: string, onFinishTaskId: string | null): Promise<WorkflowRecord | null> {
+    return workflows.retryWorkflow(this.c, id, onFinishTaskId);
+  }
+
+  workflowInputs(nodes: Array<{ workflowId: string; node: string }>): Promise<Array<WorkflowInputs | null>> {
+    return workflows.workflowInputs(this.c, nodes);
+  }
+
+  cleanupWorkflows(limit: number): Promise<number> {
+    return workflows.cleanupWorkflows(this.c, limit);
+  }
 
   listQueues(): Promise<QueueInfo[]> {
     return inspect.listQueues(this.c);

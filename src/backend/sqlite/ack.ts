@@ -36,7 +36,7 @@ function applyAck(t: Transition, ack: Ack): boolean {
         t.run('DELETE FROM payloads WHERE id = ?', ack.id);
         t.moved(ack.queue, 'running', null);
         t.count(ack.queue, 1, 0);
-        t.emitFinished(ack.queue, ack.id, 'completed', gone.type);
+        t.emitFinished(ack.queue, ack.id, 'completed', gone.type, ack.result);
         return true;
       }
       // A completed task finished when its completing attempt did (as on Redis, lua/ack.lua).

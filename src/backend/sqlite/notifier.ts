@@ -19,7 +19,7 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import type { Statement } from 'better-sqlite3';
-import type { BackendEvent } from '../contract.js';
+import type { BackendEvent, WorkflowState } from '../contract.js';
 import type { StatementCache } from './database.js';
 
 interface Waiter {
@@ -39,7 +39,7 @@ interface EventRow {
 }
 
 /** Without a lifecycle subscriber only these rows are read (workers never see lifecycle rows). */
-const READ_PLAIN = "SELECT id, kind, queue, task_id, state FROM events WHERE id > ? AND kind IN ('finished', 'cancel-requested') ORDER BY id";
+const READ_PLAIN = "SELECT id, kind, queue, task_id, state FROM events WHERE id > ? AND kind IN ('finished', 'cancel-requested', 'workflow') ORDER BY id";
 const READ_ALL = 'SELECT e.id, e.kind, e.queue, e.task_id, e.state, COALESCE(e.type, t.type) AS type FROM events e LEFT JOIN tasks t ON t.id = e.task_id WHERE e.id > ? ORDER BY e.id';
 
 export interface NotifierOptions {
@@ -248,7 +248,7 @@ export class Notifier {
       this.lastEventId = row.id;
       const event = toEvent(row);
       if (!event) continue;
-      if (event.kind === 'finished' || event.kind === 'cancel-requested') deliver(this.listeners, event);
+      if (event.kind === 'finished' || event.kind === 'cancel-requested' || event.kind === 'workflow') deliver(this.listeners, event);
       if (lifecycle) deliver(this.lifecycleListeners, withType(event, row.type));
     }
   }
@@ -266,13 +266,14 @@ function deliver(listeners: Set<(event: BackendEvent) => void>, event: BackendEv
 
 function withType(event: BackendEvent, type: string | null | undefined): BackendEvent {
   if (event.kind === 'finished') return type ? { ...event, type } : event;
-  if (event.kind === 'cancel-requested') return event;
+  if (event.kind === 'cancel-requested' || event.kind === 'workflow') return event;
   return { ...event, type: type ?? '' };
 }
 
 function toEvent(row: EventRow): BackendEvent | null {
   if (row.kind === 'finished') return { kind: 'finished', id: row.task_id, queue: row.queue, state: row.state as 'completed' | 'dead' | 'cancelled' };
   if (row.kind === 'cancel-requested') return { kind: 'cancel-requested', id: row.task_id, queue: row.queue };
+  if (row.kind === 'workflow') return { kind: 'workflow', id: row.task_id, state: row.state as WorkflowState };
   const detail = row.state ?? '';
   if (row.kind === 'enqueued') return { kind: 'enqueued', id: row.task_id, queue: row.queue, type: '', state: detail === 'scheduled' ? 'scheduled' : 'queued' };
   if (row.kind === 'started') return { kind: 'started', id: row.task_id, queue: row.queue, type: '', attempt: Number(detail) };

@@ -7,11 +7,18 @@ import { TasklineError } from '../../core/errors.js';
 import type { TaskState } from '../../core/task.js';
 import { accepts, isRequest, type OperatorAction } from '../../core/transitions.js';
 import type { BulkState } from '../contract.js';
-import { operationError } from '../shared.js';
+import { operationError, workflowNodeError } from '../shared.js';
+import { isFinished } from '../../core/task.js';
 import { finishTask, queueTask } from './lifecycle.js';
 import { deleteTaskRows, type Transition } from './transition.js';
 
-type Outcome = 'ok' | 'requested' | { invalid: TaskState };
+/** Whether the task runs a node of a workflow still kept (its runs are the workflow's to start). */
+function nodeOfRunningWorkflow(t: Transition, id: string): boolean {
+  return t.get('SELECT 1 FROM workflow_nodes WHERE task_id = ?', id) !== undefined;
+}
+
+/** `workflow`: the task is a node of a workflow, which runs it again (retryWorkflow), not an operator. */
+type Outcome = 'ok' | 'requested' | 'workflow' | { invalid: TaskState };
 
 interface OperatedRow {
   id: string;
@@ -21,8 +28,9 @@ interface OperatedRow {
 }
 
 /** Each action's work on a task in a state it takes (checked by operate). */
-const OPERATIONS: Record<OperatorAction, (t: Transition, task: OperatedRow) => 'ok' | 'requested'> = {
+const OPERATIONS: Record<OperatorAction, (t: Transition, task: OperatedRow) => 'ok' | 'requested' | 'workflow'> = {
   run(t, task) {
+    if (nodeOfRunningWorkflow(t, task.id)) return 'workflow';
     if (task.state === 'dead' || task.state === 'cancelled') {
       // A fresh start: all its retries again.
       t.run('UPDATE tasks SET attempt = 0, finished_at = NULL, cancel_requested = 0 WHERE id = ?', task.id);
@@ -37,6 +45,8 @@ const OPERATIONS: Record<OperatorAction, (t: Transition, task: OperatedRow) => '
   },
   delete(t, task) {
     deleteTaskRows(t, task.id, task.queue, task.state);
+    // A node's task deleted before it finished: the node ends cancelled (its workflow moves on).
+    if (!isFinished(task.state)) t.finishedTasks.push({ id: task.id, state: 'cancelled' });
     return 'ok';
   },
   cancel(t, task) {
@@ -62,6 +72,7 @@ export function operateTask(t: Transition, id: string, action: OperatorAction): 
   if (!task) throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
   const outcome = operate(t, task, action);
   if (typeof outcome === 'object') throw operationError(action, id, outcome.invalid);
+  if (outcome === 'workflow') throw workflowNodeError(id);
   return outcome;
 }
 
@@ -80,7 +91,8 @@ export function operateBatch(t: Transition, queue: string, state: BulkState, act
   );
   let done = 0;
   for (const task of tasks) {
-    if (typeof operate(t, task, action) !== 'object') done += 1;
+    const outcome = operate(t, task, action);
+    if (outcome === 'ok' || outcome === 'requested') done += 1;
   }
   return { done, seen: tasks.length };
 }

@@ -19,6 +19,7 @@ import type { Schedule, ScheduleDefinition } from '../../core/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
   QueueInfo, QueueKeep, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, AuditEntry, AuditPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SubscribeOptions,
+  NewWorkflow, WorkflowInputs, WorkflowPage, WorkflowRecord, WorkflowState,
   FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
@@ -42,6 +43,8 @@ import { SqliteStore, type SqliteBackendOptions } from './store.js';
 import { Transition } from './transition.js';
 import { listTaskTypes, recordTaskTypes } from './task-types.js';
 import { listWorkers, pruneWorkers, recordHeartbeat, removeWorker } from './workers.js';
+import * as workflows from './workflows.js';
+import * as workflowReads from './workflow-reads.js';
 
 export type { SqliteBackendOptions } from './store.js';
 
@@ -225,6 +228,37 @@ export class SqliteBackend implements SchedulingBackend {
 
   deleteAll(queue: string, state: BulkState): Promise<number> {
     return this.operateAll(queue, state, 'delete');
+  }
+
+  // ── workflows (workflows.ts: the transitions; workflow-reads.ts) ───────────
+
+  async createWorkflow(workflow: NewWorkflow): Promise<WorkflowRecord> {
+    await this.store.write((t) => workflows.createWorkflow(t, workflow));
+    return (await this.getWorkflow(workflow.id))!;
+  }
+
+  async getWorkflow(id: string): Promise<WorkflowRecord | null> {
+    return this.store.read(() => workflowReads.getWorkflow(this.store.sql, id));
+  }
+
+  async listWorkflows(options: { state?: WorkflowState; limit?: number; cursor?: string } = {}): Promise<WorkflowPage> {
+    return this.store.read(() => workflowReads.listWorkflows(this.store.sql, options));
+  }
+
+  async cancelWorkflow(id: string): Promise<WorkflowRecord | null> {
+    return (await this.store.write((t) => workflows.cancelWorkflow(t, id))) ? this.getWorkflow(id) : null;
+  }
+
+  async retryWorkflow(id: string, onFinishTaskId: string | null): Promise<WorkflowRecord | null> {
+    return (await this.store.write((t) => workflows.retryWorkflow(t, id, onFinishTaskId))) ? this.getWorkflow(id) : null;
+  }
+
+  async workflowInputs(nodes: Array<{ workflowId: string; node: string }>): Promise<Array<WorkflowInputs | null>> {
+    return nodes.length === 0 ? [] : this.store.read(() => workflowReads.workflowInputs(this.store.sql, nodes));
+  }
+
+  async cleanupWorkflows(limit: number): Promise<number> {
+    return this.store.write((t) => workflows.deleteExpiredWorkflows(t, limit));
   }
 
   // ── inspecting ──────────────────────────────────────────────────────────────

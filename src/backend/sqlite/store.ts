@@ -9,6 +9,7 @@ import { openDatabase, retryBusy, StatementCache, type Synchronous } from './dat
 import { HostClock } from './host-clock.js';
 import { Notifier } from './notifier.js';
 import { Transition } from './transition.js';
+import { settleWorkflows } from './workflows.js';
 
 export interface SqliteBackendOptions {
   /** Test only: ms added to the store's clock, to simulate a skewed clock. Default 0. */
@@ -69,6 +70,7 @@ export class SqliteStore {
       return this.transaction.immediate(() => {
         const transition = new Transition(this.sql, this.clock());
         const value = work(transition);
+        settleWorkflows(transition);
         transition.flush();
         return [value, transition] as const;
       }) as readonly [T, Transition];

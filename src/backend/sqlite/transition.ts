@@ -42,6 +42,11 @@ export class Transition {
   /** Changes to kept_counts not written yet, by queue then state (see countKept). */
   private readonly keptDeltas = new Map<string, Map<KeptState, number>>();
   private pruneEvents = false;
+  /**
+   * Tasks moved to a final state, in order, for their workflows (sqlite/workflows.ts settles
+   * them before the flush); `result` when the row is gone by then (a queue that keeps none).
+   */
+  readonly finishedTasks: Array<{ id: string; state: KeptState; result?: string }> = [];
 
   constructor(private readonly statements: StatementCache, readonly now: number) {}
 
@@ -195,12 +200,18 @@ export class Transition {
   }
 
   /** Announces a task's move to a final state; the state is trimmed to its keep bound at flush(). */
-  emitFinished(queue: string, id: string, state: KeptState, type: string | null = null): void {
+  emitFinished(queue: string, id: string, state: KeptState, type: string | null = null, result?: string): void {
+    this.finishedTasks.push({ id, state, result });
     let states = this.finishedIn.get(queue);
     if (!states) this.finishedIn.set(queue, (states = new Set()));
     states.add(state);
     this.countKept(queue, state, 1);
     this.emit('finished', queue, id, state, type);
+  }
+
+  /** A workflow was created, retried (running) or finished. */
+  emitWorkflow(id: string, state: string): void {
+    this.emit('workflow', '', id, state, '');
   }
 
   emitCancelRequested(queue: string, id: string): void {
