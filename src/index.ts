@@ -19,3 +19,8 @@ export type { ScheduleInput, Schedule, ScheduleDefinition, ScheduleState, TaskTe
 export { parseCron, upcoming, type CronSchedule } from './scheduler/cron.js';
 export { Locks, LockHandle, type LockOptions, type WithLockOptions } from './lock/lock.js';
 export type { SchedulingBackend, FireRecord } from './backend/contract.js';
+export { task, chain, group, chord, workflow, MAX_WORKFLOW_NODES, type WorkflowPart, type TaskPart, type WorkflowTaskOptions } from './core/workflow.js';
+export { WorkflowFailedError } from './client/client.js';
+export type { WorkflowInfo, WorkflowNodeInfo, WorkflowOptions } from './client/workflow-plan.js';
+export { ParentFailure } from './worker/context.js';
+export type { WorkflowState, WorkflowNodeState, WorkflowFinish } from './backend/contract.js';

@@ -1,5 +1,6 @@
 import type { Backend, BackendEvent, EnqueueOutcome, Unsubscribe } from '../backend/contract.js';
 import { TaskFailedError, TasklineError } from '../core/errors.js';
+import { uuidv7 } from '../core/ids.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, normalizeEnqueue, validateTaskId, type EnqueueOptions, type InternalEnqueueOptions } from '../core/options.js';
 import { type NewTask, type TaskInfo, type TaskRecord } from '../core/task.js';
 import { injectTraceContext } from '../observability/tracing.js';
@@ -7,6 +8,9 @@ import { isTaskDefinition, validatePayload, type TaskDefinition } from '../core/
 import { RecordedTypes } from './recorded-types.js';
 import { whyTaskWaits } from './why-waiting.js';
 import type { Waiting } from '../core/why-waiting.js';
+import type { WorkflowPart } from '../core/workflow.js';
+import type { WorkflowState } from '../backend/contract.js';
+import { decodeResult, planWorkflow, toWorkflowInfo, type WorkflowInfo, type WorkflowOptions } from './workflow-plan.js';
 
 export interface ClientOptions {
   /** Largest accepted payload, in bytes of JSON. Default 1 MiB. */
@@ -217,9 +221,94 @@ export class Client {
     });
   }
 
+  // ── workflows ───────────────────────────────────────────────────────────────
+
+  /**
+   * Validates and stores a workflow (chain, group, chord, workflow({ nodes }) or a task), and
+   * starts its first nodes, atomically. A bad graph or payload throws TL_INVALID_WORKFLOW naming
+   * the node, an id in use TL_WORKFLOW_CONFLICT; either way nothing is stored.
+   */
+  async enqueueWorkflow(root: WorkflowPart, options?: WorkflowOptions): Promise<{ id: string; state: WorkflowState }> {
+    const plan = planWorkflow(root, options, this.normalizeContext());
+    if (this.recorded) {
+      for (const node of plan.nodes) {
+        await this.recorded.check(node.task.type, node.task.payload).catch((error: unknown) => {
+          throw error instanceof TasklineError ? new TasklineError('TL_INVALID_WORKFLOW', `node ${JSON.stringify(node.id)}: ${error.message}`, { cause: error }) : error;
+        });
+      }
+    }
+    for (const node of plan.nodes) node.task.headers = injectTraceContext(node.task.headers);
+    const record = await this.backend.createWorkflow(plan);
+    return { id: record.id, state: record.state };
+  }
+
+  /** The workflow with its nodes (states, results, errors), or null for an unknown id. */
+  async getWorkflow(id: string): Promise<WorkflowInfo | null> {
+    const record = await this.backend.getWorkflow(validateTaskId(id, 'workflow id'));
+    return record === null ? null : toWorkflowInfo(record);
+  }
+
+  /** Newest first, optionally of one state, a page at a time (`nextCursor`). */
+  async listWorkflows(options: { state?: WorkflowState; limit?: number; cursor?: string } = {}): Promise<{ workflows: WorkflowInfo[]; nextCursor: string | null }> {
+    const page = await this.backend.listWorkflows(options);
+    return { workflows: page.workflows.map(toWorkflowInfo), nextCursor: page.nextCursor };
+  }
+
+  /** Cancels every node not finished (running ones get their signal aborted). TL_WORKFLOW_NOT_FOUND; TL_INVALID_STATE once finished. */
+  async cancelWorkflow(id: string): Promise<WorkflowInfo> {
+    const record = await this.backend.cancelWorkflow(validateTaskId(id, 'workflow id'));
+    if (record === null) throw workflowNotFound(id);
+    return toWorkflowInfo(record);
+  }
+
+  /** Runs a failed or cancelled workflow's dead and cancelled nodes again, keeping completed results. */
+  async retryWorkflow(id: string): Promise<WorkflowInfo> {
+    const current = await this.backend.getWorkflow(validateTaskId(id, 'workflow id'));
+    if (current === null) throw workflowNotFound(id);
+    const record = await this.backend.retryWorkflow(id, current.onFinishTaskId === null ? null : uuidv7());
+    if (record === null) throw workflowNotFound(id);
+    return toWorkflowInfo(record);
+  }
+
+  /**
+   * Resolves with `{ [nodeId]: result }` when the workflow completes; rejects with
+   * WorkflowFailedError (TL_WORKFLOW_FAILED) when it fails or is cancelled, TL_WORKFLOW_NOT_FOUND,
+   * or TL_TIMEOUT after `timeout` (default 60 s). Driven by the store's notifications.
+   */
+  async waitForWorkflow<R extends Record<string, unknown> = Record<string, unknown>>(id: string, options: WaitOptions = {}): Promise<R> {
+    validateTaskId(id, 'workflow id');
+    const timeout = options.timeout ?? 60_000;
+    await this.ensureSubscribed();
+    const key = `workflow\u0000${id}`;
+    return new Promise<R>((resolve, reject) => {
+      let done = false;
+      let lastError: unknown = null;
+      const finish = (fn: () => void) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        clearInterval(safety);
+        this.removeWaiter(key, check);
+        fn();
+      };
+      const check = () => {
+        this.backend.getWorkflow(id).then((wf) => {
+          if (wf === null) return finish(() => reject(workflowNotFound(id)));
+          if (wf.state === 'completed') return finish(() => resolve(Object.fromEntries(wf.nodes.map((n) => [n.id, decodeResult(n.result)])) as R));
+          if (wf.state !== 'running') return finish(() => reject(new WorkflowFailedError(toWorkflowInfo(wf))));
+        }, (error: unknown) => (lastError = error));
+      };
+      const timer = setTimeout(() => finish(() => reject(new TasklineError('TL_TIMEOUT', `workflow ${id} did not finish within ${timeout} ms`, lastError ? { cause: lastError } : {}))), timeout);
+      const safety = setInterval(check, WAIT_SAFETY_CHECK_MS);
+      this.addWaiter(key, check);
+      check();
+    });
+  }
+
   private async ensureSubscribed(): Promise<void> {
     this.subscription ??= this.backend.subscribe((event: BackendEvent) => {
       if (event.kind === 'finished') this.waiters.get(event.id)?.forEach((check) => check(event.state));
+      else if (event.kind === 'workflow' && event.state !== 'running') this.waiters.get(`workflow\u0000${event.id}`)?.forEach((check) => check());
     });
     try {
       await this.subscription;
@@ -250,6 +339,19 @@ export class Client {
 }
 
 type FinalState = 'completed' | 'dead' | 'cancelled';
+
+function workflowNotFound(id: string): TasklineError {
+  return new TasklineError('TL_WORKFLOW_NOT_FOUND', `no workflow with id ${JSON.stringify(id)}`);
+}
+
+/** A workflow that ended failed or cancelled: `workflow` has each node's state and error. */
+export class WorkflowFailedError extends TasklineError {
+  constructor(readonly workflow: WorkflowInfo) {
+    const failed = workflow.nodes.filter((n) => n.state === 'dead' || (n.state === 'cancelled' && n.error !== null && !n.error.startsWith('workflow ') && !n.error.startsWith('parent ')));
+    const first = failed[0];
+    super('TL_WORKFLOW_FAILED', `workflow ${workflow.id} is ${workflow.state}${first ? `: node ${JSON.stringify(first.id)} ended ${first.state}${first.error ? `: ${first.error}` : ''}` : ''}`, { details: workflow });
+  }
+}
 
 /** A task that finished as `state` and is gone: its queue keeps no tasks in that state. */
 export function notKeptError(id: string, state: FinalState): TasklineError {

@@ -37,6 +37,7 @@ export const ERROR_CODES = {
   TL_INVALID_WORKFLOW: 'a workflow is not accepted: a node, its dependencies or its payload',
   TL_WORKFLOW_NOT_FOUND: 'no workflow with this id',
   TL_WORKFLOW_CONFLICT: 'a workflow with this id already exists',
+  TL_WORKFLOW_FAILED: 'the workflow failed or was cancelled',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,4 +1,4 @@
-import type { Ack, ClaimedTask } from '../backend/contract.js';
+import type { Ack, ClaimedTask, WorkflowInputs } from '../backend/contract.js';
 import type { TaskLinks, TaskLogLine } from '../core/task.js';
 
 /**
@@ -52,6 +52,19 @@ export interface TaskContext {
   progress: (value: unknown) => void;
   /** Renews the lease now, for long CPU-bound steps between awaits. */
   extendLease: () => Promise<void>;
+  /**
+   * In a workflow node: its one parent's result, or with several parents (a chord callback, a
+   * join) the array of their results in declared order; undefined for a node without parents
+   * and outside workflows. A failed parent (seen by a runOnFailure node) gives a ParentFailure.
+   */
+  readonly parent: unknown;
+  /** In a workflow node: each parent's result (or ParentFailure) by node id; `{}` otherwise. */
+  readonly parents: Readonly<Record<string, unknown>>;
+}
+
+/** What a runOnFailure node sees of a parent that did not complete. */
+export class ParentFailure {
+  constructor(readonly node: string, readonly state: string, readonly error: string | null) {}
 }
 
 /** Why a running task's signal was aborted. */
@@ -163,6 +176,8 @@ export class AttemptContext implements TaskContext {
   #log: TaskContext['log'] | null = null;
   #progress: TaskContext['progress'] | null = null;
   #extendLease: TaskContext['extendLease'] | null = null;
+  /** A workflow node's parents, fetched before the handler starts (processor.ts); an Error when they could not be read. */
+  inputs: WorkflowInputs | Error | null = null;
 
   constructor(host: ContextHost, execution: Execution, public payload: unknown) {
     this.#host = host;
@@ -229,9 +244,35 @@ export class AttemptContext implements TaskContext {
     this.#extendLease = value;
   }
 
+  get parents(): Readonly<Record<string, unknown>> {
+    return Object.fromEntries(this.parentValues().map(([id, value]) => [id, value]));
+  }
+
+  get parent(): unknown {
+    const values = this.parentValues();
+    if (values.length === 0) return undefined;
+    return values.length === 1 ? values[0][1] : values.map(([, value]) => value);
+  }
+
+  private parentValues(): Array<[string, unknown]> {
+    const inputs = this.inputs;
+    if (inputs === null) return [];
+    if (inputs instanceof Error) throw inputs;
+    return inputs.parents.map((p) => [p.id, p.state === 'completed' ? decodeJson(p.result) : new ParentFailure(p.id, p.state, p.error)]);
+  }
+
   /** For JSON and logs: the task and its payload. */
   toJSON(): { task: TaskMeta; payload: unknown } {
     return { task: this.task, payload: this.payload };
+  }
+}
+
+function decodeJson(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
 

@@ -14,6 +14,7 @@ import { ActiveExecutions } from './active-executions.js';
 import { AttemptContext, Execution, type AttemptOutcome, type ContextHost, type Lane } from './context.js';
 import type { QueuePicker } from './queue-picker.js';
 import type { TimeoutWatch } from './timeout-watch.js';
+import { workflowInputsOf } from './workflow-inputs.js';
 
 export interface ProcessorOptions {
   backend: Backend;
@@ -173,9 +174,11 @@ export class Processor implements Component, ContextHost {
           const dueIn = Math.max(0, result.nextDueAt - result.now);
           this.nextDueIn = this.nextDueIn === null ? dueIn : Math.min(this.nextDueIn, dueIn);
         }
-        for (const task of result.tasks) {
+        // A workflow node's handler sees its parents' results: read for all of them in one call.
+        const inputs = await workflowInputsOf(this.options.backend, result.tasks);
+        for (const [index, task] of result.tasks.entries()) {
           try {
-            this.startTask(task, lane);
+            this.startTask(task, lane, inputs?.[index] ?? null);
           } catch (error) {
             // Nothing in startTask throws; were it to, the other tasks of the claim still start.
             this.options.onError(error, 'start');
@@ -250,7 +253,7 @@ export class Processor implements Component, ContextHost {
     wake?.();
   }
 
-  private startTask(task: ClaimedTask, lane: Lane): void {
+  private startTask(task: ClaimedTask, lane: Lane, inputs: AttemptContext['inputs']): void {
     const execution = new Execution(task, Date.now(), lane);
     this.active.add(execution);
     lane.running += 1;
@@ -261,6 +264,7 @@ export class Processor implements Component, ContextHost {
       payload = task.payload;
     }
     const ctx = new AttemptContext(this, execution, payload);
+    ctx.inputs = inputs;
     this.options.timeouts.add(execution);
     runAttempt(execution, ctx, this.options.policy, this.attemptEnded);
   }

@@ -1,0 +1,120 @@
+/**
+ * From builders to a stored workflow: compiles the parts (core/workflow.ts), validates each
+ * node's task as an enqueue (payload, options, a defined task's schema) and names the node in
+ * every error, and gives each node the id its task will have. And back: a stored workflow as the
+ * client shows it, results decoded.
+ */
+import { uuidv7 } from '../core/ids.js';
+import { TasklineError } from '../core/errors.js';
+import { normalizeEnqueue, validateTaskId, type NormalizeContext } from '../core/options.js';
+import { isTaskDefinition, validatePayload } from '../core/define-task.js';
+import { compileWorkflow, type TaskPart, type WorkflowPart, type WorkflowNodeSpec } from '../core/workflow.js';
+import { duration, isWellFormed, quote } from '../core/validate.js';
+import type { NewTask } from '../core/task.js';
+import type { NewWorkflow, WorkflowNodeRecord, WorkflowRecord, WorkflowTaskSpec } from '../backend/contract.js';
+
+/** Most bytes of JSON all the payloads of one workflow may have together. */
+export const MAX_WORKFLOW_PAYLOAD_BYTES = 16 * 1024 * 1024;
+const MAX_NAME_LENGTH = 200;
+
+export interface WorkflowOptions {
+  /** The workflow's id (the task id rules); default a new uuid. */
+  id?: string;
+  /** A name to show. */
+  name?: string;
+  /** A failed node cancels every node not started and aborts running ones. Default true. */
+  failFast?: boolean;
+  /** Runs once when the workflow ends, with `{ workflowId, state, completed, failed, cancelled }` as its payload. */
+  onFinish?: TaskPart;
+  /** ms the finished workflow (with its results) is kept. Default 7 days. */
+  retention?: number;
+}
+
+/** Node options a workflow sets itself, refused on a node. */
+const WORKFLOW_OWNED = ['id', 'uniqueFor', 'uniqueKey', 'links'] as const;
+
+/** A node's task as its handler will see it, checked like an enqueue; errors name the node. */
+function nodeTask(node: Pick<WorkflowNodeSpec, 'id' | 'type' | 'payload' | 'options' | 'definition'>, context: NormalizeContext, where: string): WorkflowTaskSpec {
+  try {
+    for (const key of WORKFLOW_OWNED) {
+      if ((node.options as Record<string, unknown>)[key] !== undefined) {
+        throw new TasklineError('TL_INVALID_WORKFLOW', `option ${key} is the workflow's to set, not a node's`);
+      }
+    }
+    const payload = node.definition ? validatePayload(node.definition, node.payload) : node.payload;
+    const options = node.definition ? { ...node.definition.defaults, ...node.options } : node.options;
+    const { id: _id, links: _links, uniqueKey: _key, uniqueFor: _for, generatedId: _generated, ...task }: NewTask = normalizeEnqueue(node.type, payload, options, context);
+    return task;
+  } catch (error) {
+    if (error instanceof TasklineError) throw new TasklineError('TL_INVALID_WORKFLOW', `${where}: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+/** Validates a workflow and makes it ready to store. Throws TL_INVALID_WORKFLOW naming the node; stores nothing. */
+export function planWorkflow(root: WorkflowPart, options: WorkflowOptions | undefined, context: NormalizeContext): NewWorkflow {
+  if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
+    throw new TasklineError('TL_INVALID_WORKFLOW', `workflow options must be an object, got ${quote(options)}`);
+  }
+  const opts = options ?? {};
+  const known = new Set(['id', 'name', 'failFast', 'onFinish', 'retention']);
+  for (const key of Object.keys(opts)) {
+    if (!known.has(key)) throw new TasklineError('TL_INVALID_WORKFLOW', `unknown workflow option ${quote(key)}; accepted: ${[...known].join(', ')}`);
+  }
+  const id = opts.id === undefined ? uuidv7() : wrap('workflow id', () => validateTaskId(opts.id, 'workflow id'));
+  if (opts.name !== undefined && (typeof opts.name !== 'string' || opts.name.length > MAX_NAME_LENGTH || !isWellFormed(opts.name))) {
+    throw new TasklineError('TL_INVALID_WORKFLOW', `workflow name must be a string of up to ${MAX_NAME_LENGTH} characters, got ${quote(opts.name)}`);
+  }
+  if (opts.failFast !== undefined && typeof opts.failFast !== 'boolean') throw new TasklineError('TL_INVALID_WORKFLOW', `failFast must be true or false, got ${quote(opts.failFast)}`);
+  const retention = opts.retention === undefined ? null : wrap('retention', () => duration('TL_INVALID_WORKFLOW', 'retention', opts.retention));
+  const compiled = compileWorkflow(root);
+  let bytes = 0;
+  const nodes = compiled.nodes.map((node) => {
+    const task = nodeTask(node, context, `node ${quote(node.id)}`);
+    bytes += task.payload.length;
+    return { id: node.id, taskId: uuidv7(), task, dependsOn: node.dependsOn, runOnFailure: node.runOnFailure };
+  });
+  if (bytes > MAX_WORKFLOW_PAYLOAD_BYTES) {
+    throw new TasklineError('TL_INVALID_WORKFLOW', `the payloads of this workflow's nodes are ${bytes} bytes together; the most is ${MAX_WORKFLOW_PAYLOAD_BYTES}`);
+  }
+  let onFinish: NewWorkflow['onFinish'] = null;
+  if (opts.onFinish !== undefined) {
+    const part = opts.onFinish;
+    if (typeof part !== 'object' || part === null || part.kind !== 'task') throw new TasklineError('TL_INVALID_WORKFLOW', `onFinish must be a task(…), got ${quote(part)}`);
+    // Its payload is the workflow's outcome, made at the end: only the type and options are checked.
+    const defaults = isTaskDefinition(part.definition) ? part.definition.defaults : {};
+    onFinish = { taskId: uuidv7(), task: nodeTask({ id: 'onFinish', type: part.type, payload: null, options: { ...defaults, ...part.options }, definition: null }, context, 'onFinish') };
+  }
+  return { id, name: opts.name ?? null, failFast: opts.failFast ?? true, retention, nodes, onFinish };
+}
+
+function wrap<T>(where: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof TasklineError) throw new TasklineError('TL_INVALID_WORKFLOW', error.message, { cause: error });
+    throw error;
+  }
+}
+
+/** A node as the client shows it: its result decoded from JSON. */
+export interface WorkflowNodeInfo extends Omit<WorkflowNodeRecord, 'result'> {
+  result: unknown;
+}
+
+export interface WorkflowInfo extends Omit<WorkflowRecord, 'nodes'> {
+  nodes: WorkflowNodeInfo[];
+}
+
+export function decodeResult(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export function toWorkflowInfo(record: WorkflowRecord): WorkflowInfo {
+  return { ...record, nodes: record.nodes.map((n) => ({ ...n, result: decodeResult(n.result) })) };
+}

@@ -1,0 +1,27 @@
+/** The parents' results of the workflow nodes among claimed tasks, read before their handlers start. */
+import type { Backend, ClaimedTask } from '../backend/contract.js';
+import { TasklineError } from '../core/errors.js';
+import type { AttemptContext } from './context.js';
+
+/**
+ * One store call for every workflow node of a claim (none when there is none: the common case
+ * costs a scan of the links). On a store error each node gets the error, thrown when its handler
+ * reads `ctx.parent(s)`: the attempt fails and is retried like any other failure.
+ */
+export async function workflowInputsOf(backend: Backend, tasks: ClaimedTask[]): Promise<Array<AttemptContext['inputs']> | null> {
+  let nodes: Array<{ workflowId: string; node: string; index: number }> | null = null;
+  for (const [index, task] of tasks.entries()) {
+    const { workflowId, workflowNode } = task.links;
+    if (workflowId !== undefined && workflowNode !== undefined) (nodes ??= []).push({ workflowId, node: workflowNode, index });
+  }
+  if (nodes === null) return null;
+  const inputs = new Array<AttemptContext['inputs']>(tasks.length).fill(null);
+  try {
+    const read = await backend.workflowInputs(nodes.map(({ workflowId, node }) => ({ workflowId, node })));
+    nodes.forEach(({ index }, i) => (inputs[index] = read[i] ?? { parents: [] }));
+  } catch (error) {
+    const failure = new TasklineError('TL_STORE_UNAVAILABLE', `the results of this workflow node's parents could not be read: ${(error as Error).message}`, { cause: error });
+    for (const { index } of nodes) inputs[index] = failure;
+  }
+  return inputs;
+}
