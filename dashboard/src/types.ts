@@ -22,7 +22,7 @@ export interface Task {
   progress: unknown;
   cancel_requested: boolean;
   logs: { at: string | null; message: string }[];
-  links: { schedule_id: string | null; schedule_fire_id: string | null; workflow_id: string | null; parent_id: string | null };
+  links: { schedule_id: string | null; schedule_fire_id: string | null; workflow_id: string | null; workflow_node: string | null; parent_id: string | null };
   attempts: { attempt: number; started_at: string | null; finished_at: string | null; outcome: string; error: string | null; worker_id: string | null }[];
   waiting?: { reason: string; message: string; until: string | null } | null;
   invalid?: string[];

@@ -9,6 +9,7 @@ import { registerSchedulersCommand } from './commands/schedulers.js';
 import { registerServerCommand } from './commands/server.js';
 import { registerStatsCommand } from './commands/stats.js';
 import { registerTaskCommands } from './commands/task.js';
+import { registerWorkflowCommands } from './commands/workflow.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { registerTypesCommand } from './commands/types.js';
 import { registerWorkersCommand } from './commands/workers.js';
@@ -47,6 +48,7 @@ export function createProgram(): Command {
   registerServerCommand(program);
   registerEnqueueCommand(program);
   registerTaskCommands(program);
+  registerWorkflowCommands(program);
   registerQueueCommands(program);
   registerScheduleCommands(program);
   registerSchedulersCommand(program);

@@ -56,6 +56,8 @@ export interface ChordPart {
 export interface GraphPart {
   readonly kind: 'workflow';
   readonly nodes: Readonly<Record<string, TaskPart>>;
+  /** The nodes' declared order when it is not the keys' (integer-like keys come first in an object). */
+  readonly order?: readonly string[];
 }
 export type WorkflowPart = TaskPart | ChainPart | GroupPart | ChordPart | GraphPart;
 
@@ -178,7 +180,7 @@ export function compileWorkflow(root: WorkflowPart): CompiledWorkflow {
   };
 
   const walkGraph = (part: GraphPart, after: string[], where: string): Compiled => {
-    const entries = Object.entries(part.nodes ?? {});
+    const entries: Array<[string, TaskPart]> = part.order ? part.order.map((id) => [id, part.nodes[id]]) : Object.entries(part.nodes ?? {});
     if (entries.length === 0) throw invalid(`${where}: workflow({ nodes }) needs at least one node`);
     const local = new Set(entries.map(([id]) => id));
     const added: WorkflowNodeSpec[] = [];

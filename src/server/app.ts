@@ -31,6 +31,7 @@ import { taskRoutes } from './routes/tasks.js';
 import { indexRoutes } from './routes/api-index.js';
 import { typeRoutes } from './routes/types.js';
 import { workerRoutes } from './routes/workers.js';
+import { workflowRoutes } from './routes/workflows.js';
 import { SseStreams, type SseOptions } from './sse.js';
 
 export interface ServerOptions extends AuthOptions {
@@ -139,6 +140,7 @@ export async function buildServer(options: ServerOptions): Promise<TaskCenterSer
   const routes: AnyRoute[] = [
     ...indexRoutes(() => routes, auth),
     ...taskRoutes(ctx),
+    ...workflowRoutes(ctx),
     ...searchRoutes(ctx),
     ...bulkRoutes(bulkJobs),
     ...auditRoutes(ctx),

@@ -7,12 +7,14 @@
  *   the label as exported_instance unless honor_labels is set), scheduler_tasks_dead_total (tasks that went
  *   dead, from the store's events), scheduler_schedule_fires_total{schedule,outcome} and
  *   scheduler_schedule_fire_lag_seconds (fires of this instance's scheduler).
+ *   scheduler_workflows_total{state} (workflow transitions, from the store's events).
  * Each process uses its own Registry (no global state), so tests can run several in one process.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Backend } from '../backend/contract.js';
 import type { FireEvent, Scheduler } from '../scheduler/scheduler.js';
 import type { EventHub } from './events.js';
+import { WORKFLOW_STATES } from '../backend/contract.js';
 import { iso } from './present.js';
 
 export const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
@@ -67,8 +69,16 @@ export function instrumentTaskCenter(registry: Registry, backend: Backend, hub: 
     },
   });
   const dead = new Counter({ name: 'scheduler_tasks_dead_total', help: 'Tasks that went to the dead letter (seen by this task center)', registers: [registry] });
+  const workflows = new Counter({
+    name: 'scheduler_workflows_total',
+    help: 'Workflow transitions by the state reached: running (created or retried), completed, failed, cancelled (seen by this task center)',
+    labelNames: ['state'],
+    registers: [registry],
+  });
+  for (const state of WORKFLOW_STATES) workflows.inc({ state }, 0);
   hub.on((event) => {
     if (event.name === 'task.dead') dead.inc();
+    else if (event.name.startsWith('workflow.') && typeof event.data.state === 'string') workflows.inc({ state: event.data.state });
   });
   const fires = new Counter({ name: 'scheduler_schedule_fires_total', help: 'Schedule fires by outcome', labelNames: ['schedule', 'outcome'], registers: [registry] });
   const lag = new Histogram({

@@ -123,6 +123,7 @@ function linksView(links: TaskRecord['links'] | null | undefined) {
     schedule_id: fire === null ? null : scheduleOfFire(fire),
     schedule_fire_id: fire,
     workflow_id: typeof links?.workflowId === 'string' ? links.workflowId : null,
+    workflow_node: typeof links?.workflowNode === 'string' ? links.workflowNode : null,
     parent_id: typeof links?.parentId === 'string' ? links.parentId : null,
   };
 }

@@ -27,6 +27,8 @@ export interface RouteSpec<P extends ZodTypeAny = ZodTypeAny, Q extends ZodTypeA
   query?: Q;
   body?: B;
   responses: Record<number, RouteResponse>;
+  /** Bytes this route's body may have, when not the server's limit. */
+  bodyLimit?: number;
   handler: (input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B>; request: FastifyRequest; reply: FastifyReply }) => Promise<unknown>;
 }
 
@@ -60,6 +62,7 @@ export function registerRoutes(app: FastifyInstance, auth: Auth, routes: AnyRout
     app.route({
       method: route.method,
       url: route.url,
+      ...(route.bodyLimit === undefined ? {} : { bodyLimit: route.bodyLimit }),
       handler: async (request, reply) => {
         auth.check(request, route.access);
         const params = route.params ? parseInput(route.params, request.params, 'path') : {};

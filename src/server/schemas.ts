@@ -95,7 +95,7 @@ export const TaskStatus = z.object({
     .optional()
     .describe('GET /api/v1/tasks/{id} and a queue\'s task lists: why a waiting task has not started yet; null when it runs, finished or is about to be claimed'),
   logs: z.array(z.object({ at: time, message: z.string() })),
-  links: z.object({ schedule_id: z.string().nullable(), schedule_fire_id: z.string().nullable(), workflow_id: z.string().nullable(), parent_id: z.string().nullable() }),
+  links: z.object({ schedule_id: z.string().nullable(), schedule_fire_id: z.string().nullable(), workflow_id: z.string().nullable(), workflow_node: z.string().nullable(), parent_id: z.string().nullable() }),
   attempts: z.array(
     z.object({ attempt: z.number().int(), started_at: time, finished_at: time, outcome: z.string(), error: z.string().nullable(), worker_id: z.string().nullable() }),
   ),

@@ -148,14 +148,14 @@ describe.each(STORES)('a task view on %s: logs, links and a cancel request', (_n
     expect(task.state).toBe('completed');
     expect(task.logs.map((l) => l.message)).toEqual(['step 1', '{"rows":3}']);
     expect(Date.parse(task.logs[0].at)).toBeGreaterThan(0);
-    expect(task.links).toEqual({ schedule_id: 'nightly:report', schedule_fire_id: fire, workflow_id: null, parent_id: null });
+    expect(task.links).toEqual({ schedule_id: 'nightly:report', schedule_fire_id: fire, workflow_id: null, workflow_node: null, parent_id: null });
     expect(task.cancel_requested).toBe(false);
   });
 
   it('a task enqueued by hand has no links and no logs', async () => {
     const res = await api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 't' } });
     const task = (await api.app.inject({ method: 'GET', url: `/api/v1/tasks/${res.json<{ task_id: string }>().task_id}` })).json<Record<string, unknown>>();
-    expect(task).toMatchObject({ logs: [], links: { schedule_id: null, schedule_fire_id: null, workflow_id: null, parent_id: null }, cancel_requested: false });
+    expect(task).toMatchObject({ logs: [], links: { schedule_id: null, schedule_fire_id: null, workflow_id: null, workflow_node: null, parent_id: null }, cancel_requested: false });
   });
 });
 
