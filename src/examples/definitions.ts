@@ -45,4 +45,9 @@ export const imageResize = defineTask('image:resize', {
   }),
 });
 
-export const EXAMPLE_TASKS = [sendReport, cleanExpiredSessions, syncExternalData, emailDeliver, reportGenerate, imageResize];
+/** The last node of the example workflow: sums up what its parents produced (ctx.parents). */
+export const workflowSummary = defineTask('workflow:summary', {
+  schema: z.object({ title: z.string().min(1).max(200).optional() }),
+});
+
+export const EXAMPLE_TASKS = [sendReport, cleanExpiredSessions, syncExternalData, emailDeliver, reportGenerate, imageResize, workflowSummary];

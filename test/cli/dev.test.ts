@@ -47,7 +47,7 @@ describe.each(BACKEND_KINDS)('taskline dev on %s', (kind) => {
     dev = new CliProcess([...storeArgs, 'dev'], { cwd, env: { PORT: String(await freePort()) } });
     await dev.waitFor(/^ready/m);
     expect(dev.stdout).toMatch(/^ {2}store {7}(sqlite:\.\/taskline\.db \(embedded, .*taskline\.db\)|redis:\/\/127\.0\.0\.1:6379)$/m);
-    expect(dev.stdout).toMatch(/^ {2}handlers {4}send_report, clean_expired_sessions, sync_external_data, email:deliver, report:generate, image:resize$/m);
+    expect(dev.stdout).toMatch(/^ {2}handlers {4}send_report, clean_expired_sessions, sync_external_data, email:deliver, report:generate, image:resize, workflow:summary$/m);
     expect(dev.stdout).toMatch(/^ {2}scheduler {3}running \(scheduler-\S+; lease 3s, takeover after 500ms\) — leader: this instance \(epoch \d+\): 3 schedules$/m);
     expect(dev.stdout).toMatch(/^ {4}ID +CRON +TIME ZONE +TASK +NEXT FIRE$/m);
     expect(dev.stdout).toMatch(/^ {4}weekly-report +0 0 9 \* \* 1 +UTC +send_report → default +\S+ 09:00:00 \+00:00 \(\S+ 09:00:00Z\)$/m);
