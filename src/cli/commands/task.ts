@@ -200,6 +200,8 @@ function printTask(ctx: CliContext, task: TaskRecord, waiting: Waiting | null): 
     ['error', task.lastError ?? '-'],
   ];
   if (task.progress !== null && task.progress !== undefined) rows.push(['progress', JSON.stringify(task.progress)]);
+  const links = task.links ?? {};
+  if (typeof links.workflowId === 'string') rows.push(['workflow', `${links.workflowId}${typeof links.workflowNode === 'string' ? `, node ${links.workflowNode}` : ' (its onFinish task)'}`]);
   const width = Math.max(...rows.map(([key]) => key.length));
   for (const [key, value] of rows) ctx.out.line(`${key.padEnd(width)}  ${value}`);
   if (task.attempts.length > 0) {
