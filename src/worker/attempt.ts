@@ -137,6 +137,11 @@ function outcomeOf(execution: Execution, ok: boolean, value: unknown, policy: At
   }
 }
 
+/** The largest result a workflow node may return, in bytes of JSON. */
+export const MAX_WORKFLOW_RESULT_BYTES = 1024 * 1024;
+// A string of fewer UTF-16 units than this cannot be over the bound (at most 3 bytes a unit).
+const MAX_WORKFLOW_RESULT_CHARS = Math.floor(MAX_WORKFLOW_RESULT_BYTES / 3);
+
 function completion(execution: Execution, result: unknown, policy: AttemptPolicy): AttemptOutcome {
   let serialized: string | undefined;
   try {
@@ -146,6 +151,11 @@ function completion(execution: Execution, result: unknown, policy: AttemptPolicy
     return { ack: failureAck(execution, failure, policy), error: failure };
   }
   const { task } = execution;
+  // A workflow keeps each node's result for its children: a bound keeps a 10,000-node chord readable.
+  if (task.links.workflowNode !== undefined && serialized !== undefined && serialized.length > MAX_WORKFLOW_RESULT_CHARS && Buffer.byteLength(serialized) > MAX_WORKFLOW_RESULT_BYTES) {
+    const failure = new PermanentError(`the handler's result is ${Buffer.byteLength(serialized)} bytes of JSON; a workflow node's result may be at most ${MAX_WORKFLOW_RESULT_BYTES} bytes (store large data elsewhere and return a reference)`);
+    return { ack: failureAck(execution, failure, policy), error: failure };
+  }
   return {
     ack: { kind: 'complete', id: task.id, queue: task.queue, token: task.token, attempt: attemptRecord(execution, 'completed', null, policy.workerId), result: serialized ?? '' },
     result,

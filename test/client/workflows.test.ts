@@ -113,6 +113,13 @@ describe.each(STORES)('workflows through the client and a worker on %s', (_name,
     expect(await client.getWorkflow('nope')).toBeNull();
   });
 
+  it('a node whose result is over 1 MiB dies saying so, and fails the workflow', async () => {
+    startWorker((w) => w.handle('big', async () => 'x'.repeat(1024 * 1024 + 1)));
+    const { id } = await client.enqueueWorkflow(task('big', null, { node: 'big' }));
+    const error = await rejection(client.waitForWorkflow(id, { timeout: 10_000 }));
+    expect((error as Error).message).toMatch(/node "big" ended dead: the handler's result is 1048579 bytes of JSON; a workflow node's result may be at most 1048576 bytes/);
+  });
+
   it('refuses bad workflows naming the node, and stores nothing', async () => {
     const typed = defineTask('typed', { schema: z.object({ n: z.number() }) });
     const cases: Array<[() => Promise<unknown>, string]> = [
