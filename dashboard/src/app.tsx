@@ -16,12 +16,14 @@ import { SchedulePage, SchedulesPage } from './pages/schedules';
 import { SearchPage } from './pages/search';
 import { TaskPage } from './pages/task';
 import { WorkersPage } from './pages/workers';
+import { WorkflowPage, WorkflowsPage } from './pages/workflows';
 
 const NAV: [string, string][] = [
   ['/', 'Overview'],
   ['/queues', 'Queues'],
   ['/dead', 'Dead letter'],
   ['/schedules', 'Schedules'],
+  ['/workflows', 'Workflows'],
   ['/workers', 'Workers'],
   ['/audit', 'Audit'],
 ];
@@ -37,6 +39,8 @@ function Page({ path }: { path: string }) {
   if (path === '/schedules/new') return <ScheduleEditPage id={null} />;
   if ((params = match('/schedules/:id/edit', path))) return <ScheduleEditPage id={params.id} />;
   if ((params = match('/schedules/:id', path))) return <SchedulePage id={params.id} />;
+  if (path === '/workflows') return <WorkflowsPage />;
+  if ((params = match('/workflows/:id', path))) return <WorkflowPage id={params.id} />;
   if (path === '/workers') return <WorkersPage />;
   if (path === '/search') return <SearchPage />;
   if (path === '/audit') return <AuditPage />;
@@ -50,7 +54,7 @@ function Page({ path }: { path: string }) {
   );
 }
 
-/** The tab's title for a path: the page, and the queue, task or schedule it shows. */
+/** The tab's title for a path: the page, and the queue, task, schedule or workflow it shows. */
 function titleOf(path: string): string {
   const [, first = '', second] = path.split('/');
   const page = NAV.find(([to]) => to === `/${first}`)?.[1] ?? (first === 'tasks' ? 'Task' : first === 'search' ? 'Search' : 'Overview');

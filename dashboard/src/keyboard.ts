@@ -11,6 +11,7 @@ export const GO_KEYS: [string, string, string][] = [
   ['q', '/queues', 'Queues'],
   ['d', '/dead', 'Dead letter'],
   ['s', '/schedules', 'Schedules'],
+  ['l', '/workflows', 'Workflows'],
   ['w', '/workers', 'Workers'],
   ['f', '/search', 'Search'],
   ['a', '/audit', 'Audit log'],

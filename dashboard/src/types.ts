@@ -118,6 +118,47 @@ export interface Stats {
   queues: { name: string; processed: number; failed: number; minutes: Point[]; days: Point[] }[];
 }
 
+export type WorkflowState = 'running' | 'completed' | 'failed' | 'cancelled';
+export const WORKFLOW_STATES: WorkflowState[] = ['running', 'completed', 'failed', 'cancelled'];
+/** `pending` until the node starts, then its task's state. */
+export type NodeState = TaskState | 'pending';
+/** The order node counts read in: done, under way, waiting, failed. */
+export const NODE_STATES: NodeState[] = ['completed', 'running', 'retrying', 'queued', 'scheduled', 'pending', 'dead', 'cancelled'];
+
+export interface WorkflowNode {
+  id: string;
+  type: string;
+  queue: string;
+  state: NodeState;
+  /** The id its task has (or will have: a pending node has no task yet). */
+  task_id: string;
+  depends_on: string[];
+  run_on_failure: boolean;
+  result: unknown;
+  error: string | null;
+}
+
+export interface WorkflowSummary {
+  id: string;
+  name: string | null;
+  state: WorkflowState;
+  fail_fast: boolean;
+  created_at: string | null;
+  finished_at: string | null;
+  on_finish_task_id: string | null;
+  counts: Partial<Record<NodeState, number>>;
+}
+
+export interface Workflow extends WorkflowSummary {
+  /** In declared order. */
+  nodes: WorkflowNode[];
+}
+
+export interface WorkflowList {
+  workflows: WorkflowSummary[];
+  next_cursor: string | null;
+}
+
 export interface ApiIndex {
   name: string;
   version: string;

@@ -1,6 +1,6 @@
 /**
  * A screenshot of every dashboard page, on a store with some life in it: queues with tasks in
- * each state, dead tasks of two kinds, schedules with fires, a live worker. With
+ * each state, dead tasks of two kinds, schedules with fires, a workflow part done, a live worker. With
  * TASKLINE_SCREENSHOTS=1 they are written to docs/dashboard/ (the pictures in docs/dashboard.md);
  * otherwise to a temporary directory, so the suite shows they can still be made.
  */
@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newTask } from '../../src/backend/conformance/harness.js';
+import { chain, chord, Client, task } from '../../src/index.js';
 import { Worker } from '../../src/worker/worker.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { sqliteStore } from '../helpers/sqlite-store.js';
@@ -23,6 +24,7 @@ const PAGES: [string, string][] = [
   ['schedules', '/schedules'],
   ['schedule', '/schedules/sync-crm'],
   ['schedule-edit', '/schedules/nightly-report/edit'],
+  ['workflow', '/workflows/image-import-42'],
   ['workers', '/workers'],
   ['search', '/search?q=state:dead%20err:declined'],
   ['audit', '/audit'],
@@ -33,6 +35,7 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard screenshots', () => {
   let browser: Browser;
   let center: Center;
   let worker: Worker;
+  let client: Client;
   beforeAll(async () => {
     [browser, center] = await Promise.all([launchBrowser(), startCenter(sqliteStore)]);
     const backend = center.store.backend;
@@ -45,7 +48,20 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard screenshots', () => {
     await backend.enqueue(Array.from({ length: 24 }, (_, i) => newTask('email:send', { to: `user${i}@example.com`, template: 'welcome' }, { queue: 'email' })));
     await backend.enqueue(Array.from({ length: 6 }, (_, i) => newTask('report:generate', { title: `Q${i}` }, { queue: 'reports', runAt: Date.now() + (i + 1) * hour })));
     await backend.enqueue(Array.from({ length: 12 }, (_, i) => newTask('payment:charge', { order: i, cents: 1000 + i }, { id: `charge-${i}`, queue: 'payments', maxRetries: 1 })));
-    worker = new Worker(backend, { queues: ['payments', 'sync'], concurrency: 4, idleWait: 200 });
+    // Fetched and two of three sizes made; the large one waits in a queue no worker serves.
+    client = new Client(backend);
+    await client.enqueueWorkflow(
+      chain(
+        task('media:fetch', { url: 'https://example.com/cat.jpg' }, { node: 'fetch', queue: 'media' }),
+        chord(
+          ['small', 'medium', 'large'].map((size) => task('media:resize', { size }, { node: `resize-${size}`, queue: size === 'large' ? 'media-gpu' : 'media' })),
+          task('media:zip', null, { node: 'zip', queue: 'media' }),
+        ),
+        task('media:notify', { to: 'ada@example.com' }, { node: 'notify', queue: 'media' }),
+      ),
+      { id: 'image-import-42', name: 'image import' },
+    );
+    worker = new Worker(backend, { queues: ['payments', 'sync', 'media'], concurrency: 4, idleWait: 200 });
     worker.handle('payment:charge', async (payload, ctx) => {
       const { order } = payload as { order: number };
       ctx.log('charging order', order);
@@ -54,17 +70,21 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard screenshots', () => {
       return { charged: true };
     });
     worker.handle('crm:sync', async () => ({ synced: 42 }));
+    worker.handle('media:fetch', async () => ({ bytes: 48_213 }));
+    worker.handle('media:resize', async (payload) => ({ file: `cat-${(payload as { size: string }).size}.jpg` }));
     await worker.start();
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
       const q = await backend.getQueue('payments');
-      if (q && (q.counts.dead ?? 0) === 8 && (q.counts.completed ?? 0) === 4) break;
+      const wf = await client.getWorkflow('image-import-42');
+      if (q && (q.counts.dead ?? 0) === 8 && (q.counts.completed ?? 0) === 4 && wf?.counts.completed === 3) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     await call('POST', '/api/v1/queues/reports/pause', {});
   });
   afterAll(async () => {
     await worker?.stop();
+    await client?.close();
     await browser?.close();
     await center?.close();
     out.remove();

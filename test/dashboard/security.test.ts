@@ -16,6 +16,8 @@ const HOSTILE = '<img src=x onerror="window.__pwned=1"></script><script>window._
 describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard security and access on %s', (_name, open) => {
   let browser: Browser;
   let center: Center;
+  /** Whether this store keeps workflows (and sec-flow was made). */
+  let workflows = false;
   beforeAll(async () => {
     [browser, center] = await Promise.all([launchBrowser(), startCenter(open, { apiToken: ADMIN, readToken: READ })]);
     const backend = center.store.backend;
@@ -24,6 +26,12 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard security and access on %s
       method: 'POST', url: '/api/v1/schedules', headers: { authorization: `Bearer ${ADMIN}` },
       payload: { id: 'sec-nightly', cron: '0 3 * * *', timezone: 'Europe/Berlin', task: { type: 'report', payload: { title: HOSTILE } } },
     });
+    // A workflow whose name, node id and payload hold HTML (a store without workflows answers 501).
+    const flow = await center.app.inject({
+      method: 'POST', url: '/api/v1/workflows', headers: { authorization: `Bearer ${ADMIN}` },
+      payload: { id: 'sec-flow', name: HOSTILE, nodes: [{ id: 'first', type: 'sec:first', queue: 'q-sec-flow', payload: { note: HOSTILE } }, { id: HOSTILE, type: 'sec:then', queue: 'q-sec-flow', dependsOn: ['first'] }] },
+    });
+    workflows = flow.statusCode === 201;
     const worker = new Worker(backend, { queues: ['q-sec'], concurrency: 1, idleWait: 200 });
     worker.handle('hostile', async (_payload, ctx) => {
       ctx.log(HOSTILE);
@@ -63,6 +71,7 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard security and access on %s
   it('a read-only token sees every page and no action', async () => {
     const tab = await openTab(browser, { token: READ });
     const pages: [string, string][] = [['/queues', 'Queues'], ['/queues/q-sec?state=scheduled', 'q-sec'], ['/tasks/later-1', 'later-1'], ['/dead', 'Dead letter'], ['/schedules', 'Schedules'], ['/schedules/sec-nightly', 'sec-nightly'], ['/schedules/new', 'New schedule'], ['/schedules/sec-nightly/edit', 'Edit sec-nightly']];
+    if (workflows) pages.push(['/workflows/sec-flow', 'sec-flow']);
     for (const [path, heading] of pages) {
       await tab.page.goto(`${center.url}${path}`);
       await tab.page.getByRole('heading', { name: heading }).first().waitFor();
@@ -87,6 +96,13 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard security and access on %s
     await tab.page.getByText('Task payload').waitFor();
     await tab.page.goto(`${center.url}/dead`);
     await tab.page.getByRole('row', { name: /hostile/ }).waitFor();
+    if (workflows) {
+      await tab.page.goto(`${center.url}/workflows/sec-flow`);
+      await tab.page.locator('.wf-graph [data-node="first"]').waitFor();
+      expect(await tab.page.locator('.fields dd').first().textContent()).toBe(HOSTILE);
+      expect(await tab.page.locator('table.nodes tbody th').last().textContent()).toBe(HOSTILE);
+      expect(await tab.page.locator('.wf-graph title').last().textContent()).toContain('<img src=x');
+    }
     expect(await tab.page.evaluate<unknown>('window.__pwned')).toBeUndefined();
     expect(await tab.page.locator('main img').count()).toBe(0);
     expect(tab.problems).toEqual([]);
@@ -94,11 +110,17 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard security and access on %s
   });
 
   it('every page: no serious or critical axe violation, no sideways scroll at 375 px', async () => {
-    const paths = ['/', '/queues', '/queues/q-sec?state=dead', '/tasks/hostile-1', '/dead', '/schedules', '/schedules/sec-nightly', '/schedules/sec-nightly/edit', '/schedules/new', '/workers', '/search?q=state:dead', '/audit'];
+    const paths = ['/', '/queues', '/queues/q-sec?state=dead', '/tasks/hostile-1', '/dead', '/schedules', '/schedules/sec-nightly', '/schedules/sec-nightly/edit', '/schedules/new', '/workflows', '/workflows/sec-flow', '/workers', '/search?q=state:dead', '/audit'];
     for (const width of [1280, 375]) {
       const tab = await openTab(browser, { token: ADMIN, width });
       for (const path of paths) {
-        await tab.page.goto(`${center.url}${path}`);
+        // The server answers /workflows/… with the page but not /workflows itself: open that list
+        // from its navigation link, as a reader does.
+        if (path === '/workflows') {
+          await tab.page.goto(`${center.url}/`);
+          await tab.page.locator('header.top nav').getByRole('link', { name: 'Workflows' }).click();
+          await tab.page.getByRole('heading', { name: 'Workflows' }).waitFor();
+        } else await tab.page.goto(`${center.url}${path}`);
         await tab.page.locator('main h1').first().waitFor();
         // Loaded: nothing says "Loading…" any more (the live stream keeps the network busy).
         await expect.poll(() => tab.page.locator('[aria-busy=true]').count()).toBe(0);

@@ -3,13 +3,13 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useState, type ReactNode } from 'react';
 import { ApiError } from '../api';
 import { json } from '../format';
-import type { TaskState } from '../types';
+import type { NodeState, WorkflowState } from '../types';
 
 /** What the signed-in token may do: a read-only token sees no action at all. */
 export const AccessContext = createContext<'admin' | 'read'>('read');
 export const useCanAct = () => useContext(AccessContext) === 'admin';
 
-export function StateBadge({ state }: { state: TaskState | 'paused' | 'leader' }) {
+export function StateBadge({ state }: { state: NodeState | WorkflowState | 'paused' | 'leader' }) {
   return <span className={`badge state-${state}`}>{state}</span>;
 }
 

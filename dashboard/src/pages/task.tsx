@@ -101,7 +101,12 @@ export function TaskPage({ id }: { id: string }) {
           {t.links.workflow_id ? (
             <>
               <dt>workflow</dt>
-              <dd className="mono">{t.links.workflow_id}</dd>
+              <dd>
+                <Link to={`/workflows/${enc(t.links.workflow_id)}`} className="mono">
+                  {t.links.workflow_id}
+                </Link>{' '}
+                {t.links.workflow_node !== null ? <span className="muted mono">node {t.links.workflow_node}</span> : null}
+              </dd>
             </>
           ) : null}
           {t.links.parent_id ? (
