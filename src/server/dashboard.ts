@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /** The client-side routes: each answers index.html, and the app shows the view. */
-export const DASHBOARD_ROUTES = ['/', '/queues', '/queues/*', '/tasks/*', '/dead', '/schedules', '/schedules/*', '/workflows/*', '/workers', '/search', '/audit'];
+export const DASHBOARD_ROUTES = ['/', '/queues', '/queues/*', '/tasks/*', '/dead', '/schedules', '/schedules/*', '/workflows', '/workflows/*', '/workers', '/search', '/audit'];
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",

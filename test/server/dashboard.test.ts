@@ -16,7 +16,7 @@ describe('the dashboard files', () => {
 
   it('answers every history route with the page and its Content-Security-Policy', async () => {
     api = await startApi(sqliteStore);
-    for (const url of ['/', '/queues', '/queues/mail', '/tasks/abc', '/dead', '/schedules', '/schedules/nightly', '/schedules/a/edit', '/workers', '/search?q=state:dead', '/audit', '/workflows/w1']) {
+    for (const url of ['/', '/queues', '/queues/mail', '/tasks/abc', '/dead', '/schedules', '/schedules/nightly', '/schedules/a/edit', '/workers', '/search?q=state:dead', '/audit', '/workflows', '/workflows?state=failed', '/workflows/w1']) {
       const res = await api.app.inject({ method: 'GET', url });
       expect(res.statusCode, url).toBe(200);
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
