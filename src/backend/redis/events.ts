@@ -1,9 +1,10 @@
 /**
  * Notifications (the events, cancel and lifecycle channels the scripts publish on), on a
- * subscriber connection of its own, opened at the first subscription.
+ * subscriber connection of its own, opened at the first subscription. The events channel
+ * carries finished lines and workflow messages.
  */
 import type { Redis } from 'ioredis';
-import type { BackendEvent, LifecycleEvent, SubscribeOptions, Unsubscribe } from '../contract.js';
+import { WORKFLOW_STATES, type BackendEvent, type LifecycleEvent, type SubscribeOptions, type Unsubscribe, type WorkflowState } from '../contract.js';
 import { quit, type RedisConnection } from './connection.js';
 
 type Listener = (event: BackendEvent) => void;
@@ -41,6 +42,13 @@ export class RedisEvents {
   private deliver(channel: string, message: string): void {
     if (channel === this.c.keys.lifecycle) {
       for (const event of parseLifecycle(message)) for (const l of this.lifecycleListeners) l(event);
+      return;
+    }
+    // A workflow event is a message of its own, its id last (lua/lib/workflow.lua announce_workflow):
+    // plain and lifecycle subscribers hear it, workers (cancelsOnly) do not.
+    if (message.startsWith('w\t')) {
+      const event = parseWorkflowEvent(message);
+      if (event) for (const l of [...this.lifecycleListeners, ...this.listeners]) l(event);
       return;
     }
     // A message is one event, or several finished events, one per line (lua/ack.lua).
@@ -89,6 +97,15 @@ function parseEvent(message: string): BackendEvent | null {
   }
   if (parts[0] === 'c' && parts.length === 3) return { kind: 'cancel-requested', queue: parts[1], id: parts[2] };
   return null;
+}
+
+/** 'w' TAB state TAB id: a workflow created or retried (running), or finished. */
+function parseWorkflowEvent(message: string): BackendEvent | null {
+  const tab = message.indexOf('\t', 2);
+  if (tab < 0) return null;
+  const state = message.slice(2, tab);
+  if (!(WORKFLOW_STATES as readonly string[]).includes(state)) return null;
+  return { kind: 'workflow', id: message.slice(tab + 1), state: state as WorkflowState };
 }
 
 /** A batch of lifecycle lines (lua/lib/events.lua note_lifecycle): kind, queue, id, type, detail. */

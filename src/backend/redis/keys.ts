@@ -1,4 +1,7 @@
-/** Key names of the Redis backend. All keys of one queue share the hash tag `{prefix:queue}`. */
+/**
+ * Key names of the Redis backend. All keys of one queue share the hash tag `{prefix:queue}`, all
+ * keys of one workflow `{prefix:wf:<id>}`.
+ */
 
 /**
  * The per-queue keys, in the order a Lua script receives them when it takes all (a hot script
@@ -17,13 +20,35 @@
  * - fires     hash   fire id -> fire record (JSON) of the schedules enqueueing here
  * - firefloor hash   schedule id -> nominal time up to which fire records were pruned;
  *                    run:<schedule id> -> the task of its latest run (lua/fire.lua)
- * - keep      hash   completed/dead/cancelled -> most tasks of that state kept (setQueueKeep)
+ * - keep      hash   completed/dead/cancelled -> most tasks of that state kept (setQueueKeep);
+ *                    nodes -> 1 once a workflow has a node in the queue (its ack batches look
+ *                    for node tasks only then; read with the bounds, lua/lib/keep.lua)
  */
 export const QUEUE_KEY_NAMES = [
   'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled',
   'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor', 'keep',
 ] as const;
 export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
+
+/**
+ * The keys of one workflow, all under the hash tag `{prefix:wf:<id>}` (lua/lib/workflow.lua
+ * builds the same names from the prefix, for the workflow a node's task links to):
+ * - meta      hash  name (JSON), state, failFast, failed, cancelling (1 | 0), open (nodes not
+ *                   final), created, finished, retention (ms, the default resolved at creation),
+ *                   onFinish (its task as it starts, JSON), onFinishTask (its current run's id)
+ * - nodes     hash  node -> {k task id, q queue, y type, r runOnFailure 1 | 0} (JSON)
+ * - parents, children  hash  node -> its parents (declared order) / its children, JSON arrays
+ * - specs     hash  node -> its task as it starts: {g record fragment (codec.ts), p payload,
+ *                   dl delay ms, ra runAt ms (-1: none)} (JSON)
+ * - order     list  the node ids in declared order
+ * - state     hash  node -> pending | started | completed | dead | cancelled (a started node's
+ *                   state is its task's)
+ * - results, errors  hash  node -> result JSON of a completed node / error of a failed one
+ * - pending:<node>  set  the parents not finished yet: the finishing parent's SREM that empties
+ *                   it starts the node (no counter); deleted when the node is cancelled
+ */
+export const WORKFLOW_KEY_NAMES = ['meta', 'nodes', 'parents', 'children', 'specs', 'order', 'state', 'results', 'errors'] as const;
+export type WorkflowKeys = Record<(typeof WORKFLOW_KEY_NAMES)[number], string> & { pending(node: string): string };
 
 export class RedisKeys {
   private readonly cache = new Map<string, string[]>();
@@ -91,7 +116,32 @@ export class RedisKeys {
     return `${this.prefix}:queues`;
   }
 
-  /** Pub/sub channel of lifecycle events. */
+  /** A workflow's keys (see WORKFLOW_KEY_NAMES). */
+  workflow(id: string): WorkflowKeys {
+    const tag = `{${this.prefix}:wf:${id}}`;
+    const keys = Object.fromEntries(WORKFLOW_KEY_NAMES.map((name) => [name, `${tag}:${name}`])) as Record<(typeof WORKFLOW_KEY_NAMES)[number], string>;
+    return { ...keys, pending: (node) => `${tag}:pending:${node}` };
+  }
+
+  /** Sorted set: workflow id -> created time, every workflow kept (listWorkflows, newest first). */
+  get workflows(): string {
+    return `${this.prefix}:workflows`;
+  }
+
+  /** Sorted set: workflow id -> created time, the workflows in one state. */
+  workflowsIn(state: string): string {
+    return `${this.prefix}:workflows:${state}`;
+  }
+
+  /** Sorted set: finished workflow id -> end of its retention (cleanupWorkflows). */
+  get workflowExpiry(): string {
+    return `${this.prefix}:workflows:expiry`;
+  }
+
+  /**
+   * Pub/sub channel of lifecycle events. lua/lib/workflow.lua takes the key prefix from it
+   * (`<prefix>:events`), to name the keys of other queues and of workflows.
+   */
   get events(): string {
     return `${this.prefix}:events`;
   }

@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { FINISHED_STATES, TASK_STATES } from '../../core/task.js';
 import { ACCEPTED_STATES, OPERATOR_ACTIONS, REQUEST_STATES } from '../../core/transitions.js';
+import { DEFAULT_RETENTION } from '../contract.js';
 import { QUEUE_KEY_NAMES, type QueueKeyName } from './keys.js';
 
 /**
@@ -18,7 +19,8 @@ import { QUEUE_KEY_NAMES, type QueueKeyName } from './keys.js';
  * an earlier file or earlier in its own file (a Lua local is not visible before its definition).
  */
 export const LIB_FILES = [
-  'queue', 'json', 'records', 'events', 'record-text', 'keep', 'states', 'stats', 'backoff', 'store-task', 'operations', 'claim-batch', 'ack-batch',
+  'queue', 'json', 'records', 'events', 'record-text', 'keep', 'states', 'stats', 'backoff', 'node-ends', 'claim-batch', 'ack-batch', 'store-task',
+  'operations', 'workflow',
 ] as const;
 
 /** One top-level definition of a helper file: a local function, a local value or a method of a table. */
@@ -126,7 +128,8 @@ export function readHelpers(): LuaBlock[] {
 /**
  * Helpers generated from core/: the task states and the final ones, the states each operator action takes
  * (core/transitions.ts), as `local ACCEPTED = { run = { dead = true, … }, … }`, and those in
- * which it is a request.
+ * which it is a request; and from the contract the default retention of a cancelled task (one
+ * a workflow cancels).
  */
 export function generatedHelpers(): LuaBlock[] {
   const set = (list: readonly string[]) => (list.length === 0 ? '{}' : `{ ${list.map((state) => `${state} = true`).join(', ')} }`);
@@ -154,6 +157,11 @@ export function generatedHelpers(): LuaBlock[] {
       defines: ['REQUESTED'],
       text: `-- The taken states in which an action is a request, not a transition.\n${table('REQUESTED', REQUEST_STATES)}`,
       file: 'core/transitions.ts',
+    },
+    {
+      defines: ['DEFAULT_CANCELLED_RETENTION'],
+      text: `-- ms a cancelled task is kept by default (generated from backend/contract.ts).\nlocal DEFAULT_CANCELLED_RETENTION = ${DEFAULT_RETENTION.cancelled}`,
+      file: 'backend/contract.ts',
     },
   ];
 }

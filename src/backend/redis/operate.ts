@@ -1,12 +1,14 @@
 /**
  * An operator's actions: pausing and resuming a queue, its keep bounds, and run, archive,
  * delete, cancel of one task (lua/operate.lua) or of a queue's tasks in one state (operate-all.lua).
+ * A workflow node's task is not run on its own (its workflow's retry runs it); one that an
+ * action finishes or deletes settles its node in the same script (lua/lib/workflow.lua).
  */
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
 import type { OperatorAction } from '../../core/transitions.js';
 import { DEFAULT_RETENTION, KEPT_STATES, type BulkState, type QueueKeep } from '../contract.js';
-import { operationError, validateQueueKeep } from '../shared.js';
+import { operationError, validateQueueKeep, workflowNodeError } from '../shared.js';
 import type { RedisConnection } from './connection.js';
 import { findQueue } from './inspect.js';
 
@@ -49,6 +51,7 @@ export async function operateTask(c: RedisConnection, id: string, action: Operat
   const reply = String(await c.runScript('operate', queue, [action, id, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled]));
   if (reply === 'missing') throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
   if (reply.startsWith('invalid:')) throw operationError(action, id, reply.slice(8));
+  if (reply === 'workflow') throw workflowNodeError(id);
   return reply;
 }
 

@@ -3,10 +3,14 @@ import type { Redis } from 'ioredis';
 import { QUEUE_KEY_NAMES, type QueueKeyName } from './keys.js';
 import { assemblePlainScript, assembleQueueScript, readHelpers } from './lua-source.js';
 
-/** Scripts on the keys of one queue: they get the clock, their key binding and the helpers of lua/lib/ they use (lua-source.ts). */
+/**
+ * Scripts on the keys of one queue: they get the clock, their key binding and the helpers of
+ * lua/lib/ they use (lua-source.ts). The workflow scripts are assembled so too, for the helpers,
+ * with no queue keys bound (SCRIPT_KEYS).
+ */
 const QUEUE_SCRIPTS = [
   'enqueue', 'claim', 'ack', 'ack-claim', 'renew', 'recover', 'forward', 'cleanup', 'operate', 'operate-all', 'progress', 'queue-info',
-  'fire', 'fire-history',
+  'fire', 'fire-history', 'workflow-create', 'workflow-cancel', 'workflow-retry', 'workflow-read', 'workflow-cleanup',
 ] as const;
 /** Scripts on other keys (schedules, scheduler instances, locks): the clock prelude only. */
 const PLAIN_SCRIPTS = ['schedule-save', 'schedule-advance', 'schedulers', 'lock'] as const;
@@ -32,6 +36,13 @@ export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> =
   forward: ['meta', 'queued', 'scheduled', 'retrying', 'marker'],
   recover: ['meta', 'payload', 'retrying', 'running', 'dead', 'cancelled', 'marker', 'stats', 'result', 'attempts', 'logs', 'cancel', 'keep'],
   progress: ['meta', 'logs'],
+  // The workflow scripts take no queue's keys: they build the keys of the queues their nodes run
+  // in, and the workflow's own, from the prefix (lua/lib/workflow.lua).
+  'workflow-create': [],
+  'workflow-cancel': [],
+  'workflow-retry': [],
+  'workflow-read': [],
+  'workflow-cleanup': [],
 };
 
 /** The queue keys a script receives, in KEYS order. */

@@ -1,16 +1,113 @@
-/** Workflows on Redis: not written yet (the conformance suite's workflow tests say what to build). */
+/**
+ * Workflow transitions on Redis (workflow-contract.ts): creating, cancelling, retrying and
+ * cleaning up workflows, one script each (lua/workflow-*.lua). The fan-in of a node — its
+ * result, its children's pending sets and their start, failFast, the finish and the onFinish
+ * task — happens in the script that moves the node's task to a final state under its lease
+ * (lua/lib/workflow.lua, called by the ack batch, recover and operate), so it is exactly once.
+ * The reads are workflow-reads.ts.
+ */
 import { TasklineError } from '../../core/errors.js';
-import type { NewWorkflow, WorkflowInputs, WorkflowPage, WorkflowRecord, WorkflowState } from '../contract.js';
+import type { NewTask } from '../../core/task.js';
+import { DEFAULT_WORKFLOW_RETENTION, type NewWorkflow, type WorkflowRecord, type WorkflowTaskSpec } from '../contract.js';
+import { checkStorableTasks } from '../shared.js';
+import { encodeRecordFragment } from './codec.js';
 import type { RedisConnection } from './connection.js';
+import { getWorkflow } from './workflow-reads.js';
 
-function notYet(): never {
-  throw new TasklineError('TL_NOT_SUPPORTED', 'workflows are not available on the Redis backend yet');
+export { getWorkflow, listWorkflows, workflowInputs } from './workflow-reads.js';
+
+/** A node's (or the onFinish) task as it will be enqueued, for its record fragment. */
+function startedTask(spec: WorkflowTaskSpec, id: string, links: NewTask['links']): NewTask {
+  return { ...spec, id, links, uniqueKey: null, uniqueFor: null };
 }
 
-export async function createWorkflow(_c: RedisConnection, _wf: NewWorkflow): Promise<WorkflowRecord> { notYet(); }
-export async function getWorkflow(_c: RedisConnection, _id: string): Promise<WorkflowRecord | null> { notYet(); }
-export async function listWorkflows(_c: RedisConnection, _o: { state?: WorkflowState; limit?: number; cursor?: string }): Promise<WorkflowPage> { notYet(); }
-export async function cancelWorkflow(_c: RedisConnection, _id: string): Promise<WorkflowRecord | null> { notYet(); }
-export async function retryWorkflow(_c: RedisConnection, _id: string, _f: string | null): Promise<WorkflowRecord | null> { notYet(); }
-export async function workflowInputs(_c: RedisConnection, _n: Array<{ workflowId: string; node: string }>): Promise<Array<WorkflowInputs | null>> { notYet(); }
-export async function cleanupWorkflows(_c: RedisConnection, _l: number): Promise<number> { notYet(); }
+/** What a task's start needs, stored until it starts (keys.ts `specs`): the record fragment, payload, delay, runAt. */
+function startSpec(task: NewTask): { g: string; p: string; dl: number; ra: number } {
+  return { g: encodeRecordFragment(task), p: task.payload, dl: task.delay ?? -1, ra: task.runAt ?? -1 };
+}
+
+/**
+ * Stores the workflow and enqueues its roots (lua/workflow-create.lua). TL_WORKFLOW_CONFLICT for
+ * an id in use, TL_TASK_CONFLICT for a root whose task id another task has; then nothing is stored.
+ */
+export async function createWorkflow(c: RedisConnection, wf: NewWorkflow): Promise<WorkflowRecord> {
+  const tasks = wf.nodes.map((node) => startedTask(node.task, node.taskId, { workflowId: wf.id, workflowNode: node.id }));
+  const onFinish = wf.onFinish === null ? null : startedTask(wf.onFinish.task, wf.onFinish.taskId, { workflowId: wf.id });
+  checkStorableTasks(onFinish === null ? tasks : [...tasks, onFinish]);
+  await refuseTakenRootIds(c, wf, tasks);
+  const children = new Map<string, string[]>(wf.nodes.map((node) => [node.id, []]));
+  for (const node of wf.nodes) for (const parent of node.dependsOn) children.get(parent)?.push(node.id);
+  const args: (string | number)[] = [
+    wf.id, wf.name === null ? '' : JSON.stringify(wf.name), wf.failFast ? 1 : 0, wf.retention ?? DEFAULT_WORKFLOW_RETENTION,
+    onFinish === null ? '' : JSON.stringify({ ...startSpec(onFinish), q: onFinish.queue }), onFinish?.id ?? '', wf.nodes.length,
+  ];
+  wf.nodes.forEach((node, i) => {
+    const info = { k: node.taskId, q: node.task.queue, y: node.task.type, r: node.runOnFailure ? 1 : 0 };
+    args.push(
+      node.id, node.taskId, node.task.queue, JSON.stringify(info), JSON.stringify(startSpec(tasks[i])), JSON.stringify(node.dependsOn),
+      JSON.stringify(children.get(node.id)),
+    );
+  });
+  const reply = String(await c.runScript('workflow-create', '', args, [c.keys.workflow(wf.id).meta]));
+  if (reply === 'conflict') throw workflowConflict(wf.id);
+  if (reply.startsWith('task:')) throw taskConflict(wf, reply.slice(5));
+  return (await getWorkflow(c, wf.id))!;
+}
+
+/**
+ * Task ids are unique across queues, but the script looks in each root's own queue: the roots'
+ * ids are first looked up in the other queues (as enqueue does for given ids). The workflow id
+ * is checked in the same round trip, so that its conflict is the one reported, as the script would.
+ */
+async function refuseTakenRootIds(c: RedisConnection, wf: NewWorkflow, tasks: NewTask[]): Promise<void> {
+  const queues = await c.call(() => c.redis.smembers(c.keys.queues));
+  const roots = tasks.filter((_, i) => wf.nodes[i].dependsOn.length === 0);
+  const pipeline = c.redis.pipeline().exists(c.keys.workflow(wf.id).meta);
+  const checked: string[] = [];
+  for (const task of roots) {
+    for (const queue of queues) {
+      if (queue === task.queue) continue;
+      pipeline.hexists(c.keys.queueKey(queue, 'meta'), task.id);
+      checked.push(task.id);
+    }
+  }
+  if (checked.length === 0) return;
+  const replies = (await c.call(() => pipeline.exec())) ?? [];
+  if (replies[0]?.[1] === 1) throw workflowConflict(wf.id);
+  const taken = checked.find((_, i) => replies[i + 1]?.[1] === 1);
+  if (taken !== undefined) throw taskConflict(wf, taken);
+}
+
+function workflowConflict(id: string): TasklineError {
+  return new TasklineError('TL_WORKFLOW_CONFLICT', `a workflow with id ${JSON.stringify(id)} already exists`);
+}
+
+function taskConflict(wf: NewWorkflow, taskId: string): TasklineError {
+  const node = wf.nodes.find((n) => n.taskId === taskId)?.id ?? '?';
+  return new TasklineError('TL_TASK_CONFLICT', `node ${JSON.stringify(node)} of workflow ${JSON.stringify(wf.id)}: task id ${taskId} is taken`);
+}
+
+/** A workflow script's reply: 'ok', 'missing' (null) or 'invalid:<state>' (TL_INVALID_STATE). */
+async function afterTransition(c: RedisConnection, id: string, reply: unknown, refused: (state: string) => string): Promise<WorkflowRecord | null> {
+  const text = String(reply);
+  if (text === 'missing') return null;
+  if (text.startsWith('invalid:')) throw new TasklineError('TL_INVALID_STATE', `workflow ${JSON.stringify(id)} is ${text.slice(8)}; ${refused(text.slice(8))}`);
+  return getWorkflow(c, id);
+}
+
+/** Cancels a running workflow (lua/workflow-cancel.lua). Unknown: null; finished: TL_INVALID_STATE. */
+export async function cancelWorkflow(c: RedisConnection, id: string): Promise<WorkflowRecord | null> {
+  const reply = await c.runScript('workflow-cancel', '', [id], [c.keys.workflow(id).meta]);
+  return afterTransition(c, id, reply, () => 'only a running workflow can be cancelled');
+}
+
+/** Runs a failed or cancelled workflow again (lua/workflow-retry.lua). Unknown: null; else TL_INVALID_STATE. */
+export async function retryWorkflow(c: RedisConnection, id: string, onFinishTaskId: string | null): Promise<WorkflowRecord | null> {
+  const reply = await c.runScript('workflow-retry', '', [id, onFinishTaskId ?? ''], [c.keys.workflow(id).meta]);
+  return afterTransition(c, id, reply, () => 'only a failed or cancelled workflow can be retried');
+}
+
+/** Deletes finished workflows past their retention, at most `limit` (lua/workflow-cleanup.lua). */
+export async function cleanupWorkflows(c: RedisConnection, limit: number): Promise<number> {
+  return Number(await c.runScript('workflow-cleanup', '', [limit], [c.keys.workflowExpiry]));
+}

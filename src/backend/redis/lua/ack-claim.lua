@@ -5,6 +5,9 @@
 -- The acks' events are published before the claim runs: a script that fails halfway keeps what
 -- it wrote, so were the claim to fail, the finished tasks would still be announced.
 local acked, after = ack_batch(3)
+-- Workflow nodes' fan-in, in this same call: exactly once, as the lease was (lib/workflow.lua;
+-- settle_nodes inline, one closure fewer on every call).
+if #ENDED_NODES > 0 then workflow_lib().settle() end
 trim_kept(TRIM_LIMIT)
 publish_finished()
 publish_lifecycle()

@@ -1,6 +1,7 @@
 -- Recovers tasks whose lease expired (their worker is lost): the attempt fails with
 -- 'lease expired (worker lost)', then the task retries with backoff, or dies when no retry is
--- left, or is cancelled when an operator asked for it.
+-- left, or is cancelled when an operator asked for it; a workflow node's task that ends so is
+-- settled in its workflow (children started or cancelled, the workflow finished).
 -- ARGV 4 limit, 5 retention dead, 6 retention cancelled, 7 default backoff base, 8 default max,
 -- 9 random seed, 10 jitter fraction (core/backoff.ts).
 local limit = tonumber(ARGV[4])
@@ -20,8 +21,10 @@ for _, id in ipairs(ids) do
     m.le = reason
     if redis.call('SISMEMBER', K_CANCEL, id) == 1 then
       finish(id, m, 'cancelled', retention.cancelled)
+      note_node_end(id, m.l, 'cancelled', nil, reason)
     elseif (m.a or 0) > (m.m or 0) or (m.d and m.d <= NOW) then
       finish(id, m, 'dead', retention.dead)
+      note_node_end(id, m.l, 'dead', nil, reason)
     else
       m.s = 'retrying'
       m.k = nil
@@ -34,6 +37,8 @@ for _, id in ipairs(ids) do
   end
 end
 count_stats(failed, failed)
+-- A workflow node whose task ended here: its fan-in, in this same call (lib/workflow.lua).
+settle_nodes()
 trim_kept(TRIM_LIMIT)
 publish_lifecycle()
 return #ids

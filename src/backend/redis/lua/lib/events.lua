@@ -1,4 +1,5 @@
--- Waking blocked workers, and the events scripts publish: finished and lifecycle lines.
+-- Waking blocked workers, and the events scripts publish: finished and lifecycle lines (a
+-- workflow's own events: lib/workflow.lua).
 
 local function wake_workers()
   redis.call('ZADD', K_MARKER, 0, '1')
@@ -23,9 +24,10 @@ local function heard()
   return HEARD
 end
 
-local function announce_finished(id, state, type)
+-- `queue`: the task's queue when it is not the script's (a workflow's fan-in reaches others).
+local function announce_finished(id, state, type, queue)
   if not heard().finished then return end
-  local line = 'f\t' .. QUEUE .. '\t' .. id .. '\t' .. state .. '\t' .. (type or '')
+  local line = 'f\t' .. (queue or QUEUE) .. '\t' .. id .. '\t' .. state .. '\t' .. (type or '')
   if FINISHED_BATCH then
     FINISHED_BATCH[#FINISHED_BATCH + 1] = line
   else
@@ -43,9 +45,10 @@ end
 -- A line: kind (e | s | r) TAB queue TAB id TAB type TAB detail (state | attempt | attempt,due).
 local LIFECYCLE = {}
 
-local function note_lifecycle(kind, id, type, detail)
+-- `queue`: as for announce_finished.
+local function note_lifecycle(kind, id, type, detail, queue)
   if not heard().lifecycle then return end
-  LIFECYCLE[#LIFECYCLE + 1] = kind .. '\t' .. QUEUE .. '\t' .. id .. '\t' .. (type or '') .. '\t' .. detail
+  LIFECYCLE[#LIFECYCLE + 1] = kind .. '\t' .. (queue or QUEUE) .. '\t' .. id .. '\t' .. (type or '') .. '\t' .. detail
 end
 
 local function publish_lifecycle()

@@ -16,13 +16,15 @@ local function delete_task(id)
   delete_tasks({ id })
 end
 
--- The queue's bounds on finished tasks kept (nil: none), read once per call.
+-- The queue's bounds on finished tasks kept (nil: none), read once per call; and `nodes`,
+-- whether workflow node tasks were ever enqueued here (set by workflow-create.lua in the same
+-- hash, so that the ack batch learns it from the read it makes anyway).
 local KEEP = nil
 
 local function keep_bounds()
   if not KEEP then
-    local v = redis.call('HMGET', K_KEEP, 'completed', 'dead', 'cancelled')
-    KEEP = { completed = tonumber(v[1]), dead = tonumber(v[2]), cancelled = tonumber(v[3]) }
+    local v = redis.call('HMGET', K_KEEP, 'completed', 'dead', 'cancelled', 'nodes')
+    KEEP = { completed = tonumber(v[1]), dead = tonumber(v[2]), cancelled = tonumber(v[3]), nodes = v[4] ~= false }
   end
   return KEEP
 end

@@ -1,13 +1,27 @@
--- An operator's transitions on one task: run, archive, delete, cancel (operate.lua, operate-all.lua).
+-- An operator's transitions on one task: run, archive, delete, cancel (operate.lua, operate-all.lua);
+-- and the cancel request of a running task, which a workflow's cancel makes too.
+
+-- Asks a running task to cancel: its worker, told on the cancel channel (workers listen to that
+-- one only, not to every finished task), aborts the handler's signal. The keys and queue are
+-- the task's (an operator's cancel, or a workflow's, which may reach another queue).
+local function request_cancel(cancel_key, meta_key, queue, id, m)
+  redis.call('SADD', cancel_key, id)
+  m.x = 1
+  redis.call('HSET', meta_key, id, cjson.encode(m))
+  redis.call('PUBLISH', CHANNEL .. ':cancel', 'c\t' .. queue .. '\t' .. id)
+end
 
 -- Operator transitions, shared by the single-task and the bulk scripts. Which states each takes
 -- is ACCEPTED and REQUESTED, generated from core/transitions.ts (lua-source.ts).
--- Each returns 'ok', 'requested' or 'invalid:<state>'.
+-- Each returns 'ok', 'requested', 'invalid:<state>' or (run) 'workflow'. A task they finish that
+-- runs a workflow node is noted for the script to settle (settle_nodes) once its writes are done.
 local OPERATIONS = {}
 
 function OPERATIONS.run(id, m, retention)
   local s = m.s
   if not ACCEPTED.run[s] then return 'invalid:' .. s end
+  -- A node's task runs again only as its workflow's retry (retryWorkflow), never on its own.
+  if runs_workflow_node(m) then return 'workflow' end
   unlink(id, s)
   if s == 'dead' or s == 'cancelled' then
     m.a = 0
@@ -26,6 +40,7 @@ function OPERATIONS.archive(id, m, retention)
   unlink(id, s)
   finish(id, m, 'dead', retention.dead)
   put_meta(id, m)
+  note_node_end(id, m.l, 'dead', nil, m.le)
   return 'ok'
 end
 
@@ -34,6 +49,8 @@ function OPERATIONS.delete(id, m, retention)
   if TASK_STATES[m.s] and not ACCEPTED.delete[m.s] then return 'invalid:' .. m.s end
   unlink(id, m.s)
   delete_task(id)
+  -- A node's task deleted before it finished: the node ends cancelled (its workflow moves on).
+  if not FINISHED[m.s] then note_node_end(id, m.l, 'cancelled', nil, nil) end
   return 'ok'
 end
 
@@ -41,16 +58,13 @@ function OPERATIONS.cancel(id, m, retention)
   local s = m.s
   if not ACCEPTED.cancel[s] then return 'invalid:' .. s end
   if REQUESTED.cancel[s] then
-    redis.call('SADD', K_CANCEL, id)
-    m.x = 1
-    put_meta(id, m)
-    -- On a channel of its own: workers listen to this one only, not to every finished task.
-    redis.call('PUBLISH', CHANNEL .. ':cancel', 'c\t' .. QUEUE .. '\t' .. id)
+    request_cancel(K_CANCEL, K_META, QUEUE, id, m)
     return 'requested'
   end
   unlink(id, s)
   m.le = m.le or 'cancelled by operator'
   finish(id, m, 'cancelled', retention.cancelled)
   put_meta(id, m)
+  note_node_end(id, m.l, 'cancelled', nil, m.le)
   return 'ok'
 end

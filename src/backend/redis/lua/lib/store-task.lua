@@ -1,4 +1,5 @@
--- Storing one new task: the transition of enqueue.lua and of fire.lua's runs.
+-- Storing one new task: the transition of enqueue.lua, of fire.lua's runs and of a workflow
+-- node's start (lib/workflow.lua).
 
 -- The type of a new task's record fragment, which starts with it as a JSON string
 -- ("t":"…","m":…; see codec.ts): read as text unless it holds an escape.
@@ -7,6 +8,29 @@ local function fragment_type(fragment)
   if plain then return plain end
   local type_json = string.match(fragment, '^"t":(".-"),"m":')
   return type_json and decode_json(type_json) or ''
+end
+
+-- Writes a new task whose id the caller found free into the queue whose keys are `q` (name,
+-- meta, payload, queued, scheduled, marker): the script's own queue, or, for a workflow node
+-- that starts, any queue. Returns its state ('queued' | 'scheduled').
+local function write_new_task(q, id, fragment, payload, delay, run_at)
+  local due = nil
+  if run_at >= 0 then due = run_at elseif delay > 0 then due = NOW + delay end
+  local record, state
+  if due and due > NOW then
+    record = '{"s":"scheduled","c":' .. NOW .. ',"n":' .. due .. ',' .. fragment .. '}'
+    redis.call('ZADD', q.scheduled, due, id)
+    state = 'scheduled'
+  else
+    record = '{"s":"queued","c":' .. NOW .. ',"e":' .. NOW .. ',' .. fragment .. '}'
+    redis.call('LPUSH', q.queued, id)
+    state = 'queued'
+  end
+  redis.call('HSET', q.meta, id, record)
+  redis.call('HSET', q.payload, id, payload)
+  redis.call('ZADD', q.marker, 0, '1')
+  if heard().lifecycle then note_lifecycle('e', id, fragment_type(fragment), state, q.name) end
+  return state
 end
 
 -- Stores one new task. Returns its state ('queued' | 'scheduled'), 'id' (the id exists) or
@@ -27,21 +51,6 @@ local function store_task(id, fragment, payload, delay, run_at, unique_key, uniq
     end
     redis.call('SET', unique_key, id .. '\t' .. string.format('%d', NOW + tonumber(unique_ttl)), 'PX', unique_ttl)
   end
-  local due = nil
-  if run_at >= 0 then due = run_at elseif delay > 0 then due = NOW + delay end
-  local record, state
-  if due and due > NOW then
-    record = '{"s":"scheduled","c":' .. NOW .. ',"n":' .. due .. ',' .. fragment .. '}'
-    redis.call('ZADD', K_SCHEDULED, due, id)
-    state = 'scheduled'
-  else
-    record = '{"s":"queued","c":' .. NOW .. ',"e":' .. NOW .. ',' .. fragment .. '}'
-    redis.call('LPUSH', K_QUEUED, id)
-    state = 'queued'
-  end
-  redis.call('HSET', K_META, id, record)
-  redis.call('HSET', K_PAYLOAD, id, payload)
-  wake_workers()
-  if heard().lifecycle then note_lifecycle('e', id, fragment_type(fragment), state) end
-  return state
+  local q = { name = QUEUE, meta = K_META, payload = K_PAYLOAD, queued = K_QUEUED, scheduled = K_SCHEDULED, marker = K_MARKER }
+  return write_new_task(q, id, fragment, payload, delay, run_at)
 end

@@ -1,0 +1,24 @@
+-- A workflow node's task reaching a final state, noted by the transition that moved it, for
+-- its fan-in (settle_nodes, lib/workflow.lua) once the call's task writes are done.
+
+-- Tasks this call moved to a final state whose links name a workflow node: each { id, links,
+-- state, result, error (nil: the state's name) }. It grows while they are settled (a cancel
+-- finishes tasks).
+local ENDED_NODES = {}
+
+-- Notes a task that reached a final state, when its links name a workflow node; `err`: its
+-- last error. (The ack batch notes its own inline.)
+local function note_node_end(id, links, state, result, err)
+  if type(links) == 'table' and links.workflowNode then
+    ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = links, state = state, result = result, error = err }
+  end
+end
+
+-- Whether a task runs a node of a workflow still kept (its runs are that workflow's to start).
+-- The key is the workflow's `nodes` (keys.ts); the prefix is the events channel's ('<prefix>:events').
+local function runs_workflow_node(m)
+  local l = m.l
+  if type(l) ~= 'table' or type(l.workflowId) ~= 'string' or type(l.workflowNode) ~= 'string' then return false end
+  local nodes = '{' .. string.sub(CHANNEL, 1, -8) .. ':wf:' .. l.workflowId .. '}:nodes'
+  return redis.call('HEXISTS', nodes, l.workflowNode) == 1
+end

@@ -1,0 +1,306 @@
+-- Workflows (backend/workflow-contract.ts): a node's fan-in, run by the script that moved its
+-- task to a final state under its lease (ack.lua and ack-claim.lua after the batch, recover,
+-- operate), and the starts, cancels and finish that follow; and what the workflow scripts
+-- (workflow-*.lua) share. The tasks to settle are noted by lib/node-ends.lua.
+--
+-- A workflow's keys share the hash tag {<prefix>:wf:<id>} (keys.ts). Fan-in is the one place a
+-- script reaches beyond the keys it declares: the workflow's keys, and the keys of the queues
+-- its nodes run in (built here from the prefix and queue name, as the channels are derived),
+-- which may be other queues than the script's. A single Redis runs that as one atomic script;
+-- Redis Cluster will need the nodes' queues in the workflow's slot, or a hand-off between slots.
+
+-- The workflow transitions, made by workflow_lib on first use in a call. Redis runs a script's
+-- whole body on every call, and each local function of it is a closure made then: a call that
+-- settles no node (most ack batches) makes this one, not the thirty inside.
+local WORKFLOW = nil
+
+local function workflow_lib()
+  if WORKFLOW then return WORKFLOW end
+  -- The key prefix: the events channel is '<prefix>:events' (keys.ts).
+  local PREFIX = string.sub(CHANNEL, 1, -8)
+
+  -- A workflow was created or retried (running), or finished: a message of its own on the events
+  -- channel, 'w' TAB state TAB id — the id last and alone, as it may hold any character (events.ts).
+  local function announce_workflow(id, state)
+    if heard().finished then redis.call('PUBLISH', CHANNEL, 'w\t' .. state .. '\t' .. id) end
+  end
+
+  -- Queue keys by queue name, made once per call.
+  local QUEUE_KEYS = {}
+
+  -- The keys of a queue as keys.ts names them, with its name (for write_new_task and events).
+  local function queue_keys(name)
+    local q = QUEUE_KEYS[name]
+    if not q then
+      local tag = '{' .. PREFIX .. ':' .. name .. '}:'
+      q = { name = name }
+      for _, key in ipairs({ 'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'result', 'attempts', 'logs', 'cancel', 'keep' }) do
+        q[key] = tag .. key
+      end
+      QUEUE_KEYS[name] = q
+    end
+    return q
+  end
+
+  -- Workflows this call touched: their keys (`key`, `pending` the prefix of the pending sets) and,
+  -- once load_workflow read them, their flags — written through, so every step sees the last.
+  local WORKFLOWS = {}
+
+  local function workflow_keys(id)
+    local w = WORKFLOWS[id]
+    if not w then
+      local tag = '{' .. PREFIX .. ':wf:' .. id .. '}:'
+      w = { id = id, key = {}, pending = tag .. 'pending:' }
+      for _, name in ipairs({ 'meta', 'nodes', 'parents', 'children', 'specs', 'order', 'state', 'results', 'errors' }) do
+        w.key[name] = tag .. name
+      end
+      WORKFLOWS[id] = w
+    end
+    return w
+  end
+
+  -- The workflow with its flags, or nil when it is not kept (never made, or cleaned up).
+  local function load_workflow(id)
+    local w = workflow_keys(id)
+    if w.state == nil then
+      local v = redis.call('HMGET', w.key.meta, 'state', 'failFast', 'failed', 'cancelling', 'open', 'created')
+      if not v[1] then return nil end
+      w.state, w.fail_fast, w.failed, w.cancelling, w.open, w.created = v[1], v[2] == '1', v[3] == '1', v[4] == '1', tonumber(v[5]), v[6]
+    end
+    return w
+  end
+
+  -- A node id in a reason, as JSON.stringify quotes it (cjson escapes '/', JSON.stringify does not).
+  local function quoted(node)
+    return (string.gsub(cjson.encode(node), '\\/', '/'))
+  end
+
+  -- HGETALL's flat reply as a table.
+  local function hash_of(flat)
+    local t = {}
+    for i = 1, #flat, 2 do t[flat[i]] = flat[i + 1] end
+    return t
+  end
+
+  -- `command key values…` in calls of at most 4,000 values (Lua unpacks at most ~8,000).
+  local function call_chunked(command, key, values)
+    for from = 1, #values, 4000 do
+      redis.call(command, key, unpack(values, from, math.min(from + 3999, #values)))
+    end
+  end
+
+  -- A node's {k task id, q queue, y type, r runOnFailure}.
+  local function node_info(w, node)
+    return decode_json(redis.call('HGET', w.key.nodes, node))
+  end
+
+  local function one_less_open(w)
+    w.open = redis.call('HINCRBY', w.key.meta, 'open', -1)
+  end
+
+  -- A pending node that will never run: cancelled now. Its pending set goes with it, so a
+  -- finished workflow keeps none.
+  local function cancel_pending(w, node, reason)
+    redis.call('HSET', w.key.state, node, 'cancelled')
+    redis.call('HSET', w.key.errors, node, reason)
+    redis.call('DEL', w.pending .. node)
+    one_less_open(w)
+  end
+
+  -- Removes a task of queue `q` in `state` (a node's earlier run, replaced by its next).
+  local function remove_task(q, id, state)
+    if state == 'queued' then redis.call('LREM', q.queued, 0, id) elseif q[state] then redis.call('ZREM', q[state], id) end
+    for _, key in ipairs({ q.meta, q.payload, q.result, q.attempts, q.logs }) do redis.call('HDEL', key, id) end
+    redis.call('SREM', q.cancel, id)
+  end
+
+  -- Starts a node: its task is enqueued in its own queue as an ordinary task (links
+  -- {workflowId, workflowNode}), replacing the node's own earlier run (a retry). A task id taken
+  -- by another task cannot be written: the node ends dead (settle_nodes), as its task could not run.
+  -- `spec`: its start spec when the caller has it decoded.
+  local function start_node(w, node, info, spec)
+    redis.call('HSET', w.key.state, node, 'started')
+    local q = queue_keys(info.q)
+    local raw = redis.call('HGET', q.meta, info.k)
+    if raw then
+      local earlier = decode_json(raw)
+      local l = earlier.l
+      if type(l) ~= 'table' or l.workflowId ~= w.id or l.workflowNode ~= node then
+        local links = { workflowId = w.id, workflowNode = node }
+        ENDED_NODES[#ENDED_NODES + 1] = { id = info.k, links = links, state = 'dead', error = 'task id ' .. info.k .. ' is taken by another task' }
+        return
+      end
+      remove_task(q, info.k, earlier.s)
+    end
+    spec = spec or decode_json(redis.call('HGET', w.key.specs, node))
+    write_new_task(q, info.k, spec.g, spec.p, spec.dl, spec.ra)
+  end
+
+  -- Takes a finished node out of its children's pending sets; a child whose set that emptied
+  -- starts, or, when a parent failed (`failure`: why) or the workflow is failing or cancelled, is
+  -- cancelled, and its own children are released in turn (a stack, not recursion: a cancel may
+  -- run down a long chain). O(children) per node: 2 commands per child, and the child's info
+  -- only when it starts or may be cancelled.
+  --
+  -- A pending set exists only while its node is pending (emptied at the start, deleted at a
+  -- cancel, made again by a retry), and holds each parent until that parent finishes, once: so
+  -- SREM answers 1 exactly when the child is pending and this is its parent's first release.
+  local function release_children(w, parent, failure)
+    local parents, whys = { parent }, { failure or false }
+    while #parents > 0 do
+      local p, why = table.remove(parents), table.remove(whys)
+      local children = redis.call('HGET', w.key.children, p)
+      for _, child in ipairs(children and decode_json(children) or {}) do
+        if redis.call('SREM', w.pending .. child, p) == 1 then
+          local info, reason = nil, nil
+          if w.cancelling then
+            reason = 'workflow cancelled'
+          elseif why or (w.failed and w.fail_fast) then
+            -- A child that does not runOnFailure cannot run once a parent failed.
+            info = node_info(w, child)
+            if info.r ~= 1 then reason = why or 'workflow failed' end
+          end
+          if reason then
+            cancel_pending(w, child, reason)
+            parents[#parents + 1] = child
+            whys[#whys + 1] = 'parent ' .. quoted(child) .. ' was cancelled'
+          elseif redis.call('EXISTS', w.pending .. child) == 0 then
+            start_node(w, child, info or node_info(w, child))
+          end
+        end
+      end
+    end
+  end
+
+  -- Moves a waiting task (queued, scheduled, retrying) of queue `q` to cancelled, as an operator's
+  -- cancel does; its node is settled in turn. A task of another queue than the script's is
+  -- trimmed to that queue's keep bound by its janitor.
+  local function cancel_waiting_task(q, id, m, reason)
+    if m.s == 'queued' then redis.call('LREM', q.queued, 0, id) else redis.call('ZREM', q[m.s], id) end
+    m.s, m.f, m.n, m.k, m.le = 'cancelled', NOW, nil, nil, reason
+    redis.call('ZADD', q.cancelled, NOW + (m.r or DEFAULT_CANCELLED_RETENTION), id)
+    if m.x then redis.call('SREM', q.cancel, id) end
+    m.x = nil
+    redis.call('HSET', q.meta, id, cjson.encode(m))
+    if q.name == QUEUE then TRIM.cancelled = true end
+    announce_finished(id, 'cancelled', m.t, q.name)
+    if m.l and m.l.workflowNode then ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = m.l, state = 'cancelled', error = reason } end
+  end
+
+  -- Cancels every node not final (`all`: runOnFailure ones too, for cancelWorkflow): pending ones
+  -- at once (their children move on), waiting tasks to cancelled (settled in turn), running ones
+  -- asked to cancel (settled when their attempt ends). Reads every node: failure and cancel only.
+  local function cancel_open_nodes(w, all)
+    local states = hash_of(redis.call('HGETALL', w.key.state))
+    local reason = all and 'workflow cancelled' or 'workflow failed'
+    for _, node in ipairs(redis.call('LRANGE', w.key.order, 0, -1)) do
+      local s = states[node]
+      if s == 'pending' or s == 'started' then
+        local info = node_info(w, node)
+        if all or info.r ~= 1 then
+          if s == 'started' then
+            local q = queue_keys(info.q)
+            local raw = redis.call('HGET', q.meta, info.k)
+            local m = raw and decode_json(raw)
+            if m and m.s == 'running' then
+              request_cancel(q.cancel, q.meta, q.name, info.k, m)
+            elseif m and (m.s == 'queued' or m.s == 'scheduled' or m.s == 'retrying') then
+              cancel_waiting_task(q, info.k, m, reason)
+            end
+          elseif redis.call('HGET', w.key.state, node) == 'pending' then
+            -- Read again: a cancel earlier in this loop may have reached it through a parent.
+            cancel_pending(w, node, reason)
+            release_children(w, node, 'parent ' .. quoted(node) .. ' was cancelled')
+          end
+        end
+      end
+    end
+  end
+
+  -- The onFinish task, enqueued once as the workflow finishes, with WorkflowFinish as its payload
+  -- (node ids by outcome, in declared order).
+  local function enqueue_on_finish(w, state, spec_json, task_id)
+    local spec = decode_json(spec_json)
+    local q = queue_keys(spec.q)
+    if redis.call('HEXISTS', q.meta, task_id) == 1 then return end
+    local states = hash_of(redis.call('HGETALL', w.key.state))
+    local by = { completed = {}, dead = {}, cancelled = {} }
+    for _, node in ipairs(redis.call('LRANGE', w.key.order, 0, -1)) do
+      local list = by[states[node]]
+      if list then list[#list + 1] = cjson.encode(node) end
+    end
+    -- By hand: cjson writes an empty list as {}.
+    local payload = '{"workflowId":' .. cjson.encode(w.id) .. ',"state":"' .. state .. '","completed":[' .. table.concat(by.completed, ',')
+      .. '],"failed":[' .. table.concat(by.dead, ',') .. '],"cancelled":[' .. table.concat(by.cancelled, ',') .. ']}'
+    write_new_task(q, task_id, spec.g, payload, spec.dl, spec.ra)
+  end
+
+  -- When no node is open, the workflow ends (once: only a running one does), its retention starts
+  -- and its onFinish task is enqueued.
+  local function finish_if_done(w)
+    if w.open > 0 or w.state ~= 'running' then return end
+    local state = (w.cancelling and 'cancelled') or (w.failed and 'failed') or 'completed'
+    w.state = state
+    local v = redis.call('HMGET', w.key.meta, 'retention', 'onFinish', 'onFinishTask')
+    redis.call('HSET', w.key.meta, 'state', state, 'finished', NOW_S)
+    redis.call('ZADD', PREFIX .. ':workflows:expiry', NOW + tonumber(v[1]), w.id)
+    redis.call('ZREM', PREFIX .. ':workflows:running', w.id)
+    redis.call('ZADD', PREFIX .. ':workflows:' .. state, w.created, w.id)
+    announce_workflow(w.id, state)
+    if v[2] and v[3] then enqueue_on_finish(w, state, v[2], v[3]) end
+  end
+
+  -- A node reached a final state: recorded (its result or error kept by the workflow, whatever
+  -- its task's retention), then its children and the workflow move on.
+  local function end_node(w, node, state, result, err)
+    redis.call('HSET', w.key.state, node, state)
+    if result then redis.call('HSET', w.key.results, node, result) end
+    if err then redis.call('HSET', w.key.errors, node, err) end
+    one_less_open(w)
+    if state ~= 'completed' and not w.cancelling and not w.failed then
+      w.failed = true
+      redis.call('HSET', w.key.meta, 'failed', '1')
+      if w.fail_fast then cancel_open_nodes(w, false) end
+    end
+    release_children(w, node, state ~= 'completed' and ('parent ' .. quoted(node) .. ' ended ' .. state) or nil)
+    finish_if_done(w)
+  end
+
+  -- Settles one noted task: only the current run of a started node of a kept workflow counts, so
+  -- a node ends once.
+  local function settle_task(ended)
+    local wf, node = ended.links.workflowId, ended.links.workflowNode
+    if type(wf) ~= 'string' or type(node) ~= 'string' then return end
+    local w = load_workflow(wf)
+    if not w or redis.call('HGET', w.key.state, node) ~= 'started' or node_info(w, node).k ~= ended.id then return end
+    if ended.state == 'completed' then
+      end_node(w, node, 'completed', ended.result, nil)
+    else
+      end_node(w, node, ended.state, nil, ended.error or ended.state)
+    end
+  end
+
+  -- Settles the noted node tasks, and what that finishes in turn, until none is left.
+  local function settle()
+    local i = 1
+    while i <= #ENDED_NODES do
+      settle_task(ENDED_NODES[i])
+      i = i + 1
+    end
+    ENDED_NODES = {}
+  end
+
+  -- What the workflow scripts use.
+  WORKFLOW = {
+    prefix = PREFIX, announce_workflow = announce_workflow, queue_keys = queue_keys, workflow_keys = workflow_keys,
+    load_workflow = load_workflow, hash_of = hash_of, call_chunked = call_chunked, node_info = node_info, start_node = start_node,
+    cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle,
+  }
+  return WORKFLOW
+end
+
+-- Settles the noted node tasks (their children started or cancelled, their workflows moved on
+-- or finished), and what that finishes in turn; a call that noted none pays a length check.
+local function settle_nodes()
+  if #ENDED_NODES > 0 then workflow_lib().settle() end
+end

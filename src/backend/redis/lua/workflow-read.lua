@@ -1,0 +1,50 @@
+-- Reads a workflow in one call, so its nodes and their tasks' states are of one moment
+-- (workflow-contract.ts getWorkflow, listWorkflows): a started node's state is its task's (a
+-- task gone: cancelled), any other node's is the workflow's record of it.
+-- KEYS from FIRST_EXTRA_KEY: the workflow's meta key.
+-- ARGV 4 workflow id, 5 what: 'nodes' (the record with its nodes) | 'counts' (without).
+-- Returns nil for a workflow not kept; else { meta (HGETALL), counts (state, n, …) } and, for
+-- 'nodes', a third list: per node in declared order id, info JSON, parents JSON, state, result,
+-- error (nil when none).
+local lib = workflow_lib()
+local w = lib.workflow_keys(ARGV[4])
+local meta = redis.call('HGETALL', w.key.meta)
+if #meta == 0 then return nil end
+local with_nodes = ARGV[5] == 'nodes'
+local states = lib.hash_of(redis.call('HGETALL', w.key.state))
+local infos = lib.hash_of(redis.call('HGETALL', w.key.nodes))
+
+-- The state of a started node's task: the record's first member as enqueue and claim write it,
+-- else decoded.
+local function task_state(info_json)
+  local info = decode_json(info_json)
+  local raw = redis.call('HGET', lib.queue_keys(info.q).meta, info.k)
+  if not raw then return 'cancelled' end
+  return string.match(raw, '^{"s":"(%a+)"') or decode_json(raw).s
+end
+
+local order = redis.call('LRANGE', w.key.order, 0, -1)
+local counts, nodes = {}, {}
+local parents, results, errors
+if with_nodes then
+  parents = lib.hash_of(redis.call('HGETALL', w.key.parents))
+  results = lib.hash_of(redis.call('HGETALL', w.key.results))
+  errors = lib.hash_of(redis.call('HGETALL', w.key.errors))
+end
+for _, node in ipairs(order) do
+  local state = states[node]
+  if state == 'started' then state = task_state(infos[node]) end
+  counts[state] = (counts[state] or 0) + 1
+  if with_nodes then
+    local at = #nodes
+    nodes[at + 1], nodes[at + 2], nodes[at + 3], nodes[at + 4] = node, infos[node], parents[node], state
+    nodes[at + 5], nodes[at + 6] = results[node] or false, errors[node] or false
+  end
+end
+local flat = {}
+for state, n in pairs(counts) do
+  flat[#flat + 1] = state
+  flat[#flat + 1] = n
+end
+if with_nodes then return { meta, flat, nodes } end
+return { meta, flat }

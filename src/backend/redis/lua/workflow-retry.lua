@@ -1,0 +1,45 @@
+-- Runs a failed or cancelled workflow again (workflow-contract.ts retryWorkflow): its dead and
+-- cancelled nodes are pending once more, each waiting on its parents that did not complete;
+-- those waiting on none start now as new runs of their tasks. Completed nodes keep their results.
+-- KEYS from FIRST_EXTRA_KEY: the workflow's meta key.
+-- ARGV 4 workflow id, 5 the next onFinish run's task id ('' none).
+-- Returns 'ok', 'missing' or 'invalid:<state>' (running or completed).
+local lib = workflow_lib()
+local w = lib.load_workflow(ARGV[4])
+if not w then return 'missing' end
+local previous = w.state
+if previous ~= 'failed' and previous ~= 'cancelled' then return 'invalid:' .. previous end
+local states = lib.hash_of(redis.call('HGETALL', w.key.state))
+local again = {}
+for _, node in ipairs(redis.call('LRANGE', w.key.order, 0, -1)) do
+  if states[node] ~= 'completed' then again[#again + 1] = node end
+end
+redis.call('HSET', w.key.meta, 'state', 'running', 'failed', '0', 'cancelling', '0', 'open', #again)
+redis.call('HDEL', w.key.meta, 'finished')
+if ARGV[5] ~= '' and redis.call('HEXISTS', w.key.meta, 'onFinish') == 1 then
+  redis.call('HSET', w.key.meta, 'onFinishTask', ARGV[5])
+else
+  redis.call('HDEL', w.key.meta, 'onFinishTask')
+end
+w.state, w.failed, w.cancelling, w.open = 'running', false, false, #again
+redis.call('ZREM', lib.prefix .. ':workflows:expiry', w.id)
+redis.call('ZREM', lib.prefix .. ':workflows:' .. previous, w.id)
+redis.call('ZADD', lib.prefix .. ':workflows:running', w.created, w.id)
+local ready = {}
+for _, node in ipairs(again) do
+  redis.call('HSET', w.key.state, node, 'pending')
+  redis.call('HDEL', w.key.results, node)
+  redis.call('HDEL', w.key.errors, node)
+  redis.call('DEL', w.pending .. node)
+  local waits = {}
+  for _, parent in ipairs(decode_json(redis.call('HGET', w.key.parents, node))) do
+    if states[parent] ~= 'completed' then waits[#waits + 1] = parent end
+  end
+  if #waits > 0 then lib.call_chunked('SADD', w.pending .. node, waits) else ready[#ready + 1] = node end
+end
+lib.announce_workflow(w.id, 'running')
+for _, node in ipairs(ready) do lib.start_node(w, node, lib.node_info(w, node)) end
+-- A node whose task id another task took ends dead at its start: settled here.
+settle_nodes()
+publish_lifecycle()
+return 'ok'

@@ -1,0 +1,115 @@
+/**
+ * Reading workflows on Redis: one with its nodes (lua/workflow-read.lua, so its nodes' states
+ * are of one moment), a page of them (the sorted sets by creation), a node's parents' results.
+ */
+import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
+import { validateWorkflowState } from '../shared.js';
+import type { WorkflowInputs, WorkflowNodeRecord, WorkflowNodeState, WorkflowPage, WorkflowRecord, WorkflowState } from '../workflow-contract.js';
+import type { RedisConnection } from './connection.js';
+import type { ScriptCall } from './scripts.js';
+
+/** workflow-read.lua's reply: meta (HGETALL), counts (state, n, …), and with nodes 6 values per node. */
+type ReadReply = [string[], (string | number)[], (string | null)[]?] | null;
+
+function readCall(c: RedisConnection, id: string, what: 'nodes' | 'counts'): ScriptCall {
+  return c.scriptCall('workflow-read', '', [id, what], [c.keys.workflow(id).meta]);
+}
+
+function toRecord(id: string, reply: NonNullable<ReadReply>): WorkflowRecord {
+  const [flatMeta, flatCounts, flatNodes = []] = reply;
+  const meta = new Map<string, string>();
+  for (let i = 0; i < flatMeta.length; i += 2) meta.set(flatMeta[i], flatMeta[i + 1]);
+  const counts: WorkflowRecord['counts'] = {};
+  for (let i = 0; i < flatCounts.length; i += 2) counts[flatCounts[i] as WorkflowNodeState] = Number(flatCounts[i + 1]);
+  const nodes: WorkflowNodeRecord[] = [];
+  for (let i = 0; i < flatNodes.length; i += 6) {
+    const info = JSON.parse(flatNodes[i + 1]!) as { k: string; q: string; y: string; r: number };
+    nodes.push({
+      id: flatNodes[i]!, type: info.y, queue: info.q, state: flatNodes[i + 3] as WorkflowNodeState, taskId: info.k,
+      dependsOn: JSON.parse(flatNodes[i + 2]!) as string[], runOnFailure: info.r === 1, result: flatNodes[i + 4] ?? null, error: flatNodes[i + 5] ?? null,
+    });
+  }
+  const name = meta.get('name');
+  const finished = meta.get('finished');
+  return {
+    id, name: name === undefined ? null : (JSON.parse(name) as string), state: meta.get('state') as WorkflowState, failFast: meta.get('failFast') === '1',
+    createdAt: Number(meta.get('created')), finishedAt: finished === undefined ? null : Number(finished), onFinishTaskId: meta.get('onFinishTask') ?? null,
+    counts, nodes,
+  };
+}
+
+export async function getWorkflow(c: RedisConnection, id: string): Promise<WorkflowRecord | null> {
+  const call = readCall(c, id, 'nodes');
+  const reply = (await c.runScripts([call]))[0] as ReadReply;
+  return reply === null ? null : toRecord(id, reply);
+}
+
+const LISTING = 'workflows';
+
+/** Newest first (by creation, then id, as a sorted set orders equal scores), of one state or all. */
+export async function listWorkflows(c: RedisConnection, options: { state?: WorkflowState; limit?: number; cursor?: string }): Promise<WorkflowPage> {
+  const state = options.state === undefined ? null : validateWorkflowState(options.state);
+  const limit = pageLimit(options.limit);
+  const scope = state ?? 'all';
+  const after = decodeCursor(options.cursor, LISTING, scope, (p): p is [number, string] => p.length === 2 && Number.isSafeInteger(p[0]) && typeof p[1] === 'string');
+  const key = state === null ? c.keys.workflows : c.keys.workflowsIn(state);
+  const rows = await newestFirst(c, key, after, limit + 1);
+  const page = rows.slice(0, limit);
+  const replies = (await c.runScripts(page.map(([id]) => readCall(c, id, 'counts')))) as ReadReply[];
+  // A workflow deleted between the two reads is left out.
+  const workflows = page.flatMap(([id], i) => {
+    const reply = replies[i];
+    return reply === null ? [] : [toRecord(id, reply)];
+  });
+  const last = page[page.length - 1];
+  return { workflows, nextCursor: rows.length > limit && last ? encodeCursor(LISTING, scope, [last[1], last[0]]) : null };
+}
+
+/**
+ * Up to `count` members of a sorted set by creation, newest first, after the cursor's
+ * (created, id): first those created in the same ms with a smaller id (Redis orders equal scores
+ * by their bytes), then the older ones. Returns [id, created] pairs.
+ */
+async function newestFirst(c: RedisConnection, key: string, after: [number, string] | null, count: number): Promise<[string, number][]> {
+  const pairs = (flat: string[]): [string, number][] => {
+    const out: [string, number][] = [];
+    for (let i = 0; i < flat.length; i += 2) out.push([flat[i], Number(flat[i + 1])]);
+    return out;
+  };
+  if (after === null) return pairs(await c.call(() => c.redis.zrevrangebyscore(key, '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, count)));
+  const [created, id] = after;
+  const cursorId = Buffer.from(id);
+  const replies =
+    (await c.call(() =>
+      c.redis.pipeline().zrangebyscore(key, created, created).zrevrangebyscore(key, `(${created}`, '-inf', 'WITHSCORES', 'LIMIT', 0, count).exec(),
+    )) ?? [];
+  const ties = (replies[0]?.[1] as string[] | undefined ?? [])
+    .filter((member) => Buffer.compare(Buffer.from(member), cursorId) < 0)
+    .sort((a, b) => Buffer.compare(Buffer.from(b), Buffer.from(a)))
+    .map((member): [string, number] => [member, created]);
+  return [...ties, ...pairs((replies[1]?.[1] as string[] | undefined) ?? [])].slice(0, count);
+}
+
+/** The parents' states and results of workflow nodes, in two round trips; null for a node unknown. */
+export async function workflowInputs(c: RedisConnection, nodes: Array<{ workflowId: string; node: string }>): Promise<Array<WorkflowInputs | null>> {
+  if (nodes.length === 0) return [];
+  const first = c.redis.pipeline();
+  for (const { workflowId, node } of nodes) first.hget(c.keys.workflow(workflowId).parents, node);
+  const parentLists = ((await c.call(() => first.exec())) ?? []).map(([, raw]) => (typeof raw === 'string' ? (JSON.parse(raw) as string[]) : null));
+  const second = c.redis.pipeline();
+  nodes.forEach(({ workflowId }, i) => {
+    const parents = parentLists[i];
+    if (parents === null || parents.length === 0) return;
+    const keys = c.keys.workflow(workflowId);
+    second.hmget(keys.state, ...parents).hmget(keys.results, ...parents).hmget(keys.errors, ...parents);
+  });
+  const replies = second.length > 0 ? ((await c.call(() => second.exec())) ?? []) : [];
+  let at = 0;
+  return parentLists.map((parents) => {
+    if (parents === null) return null;
+    if (parents.length === 0) return { parents: [] };
+    const [states, results, errors] = [0, 1, 2].map((k) => replies[at + k][1] as (string | null)[]);
+    at += 3;
+    return { parents: parents.map((id, i) => ({ id, state: states[i] as WorkflowNodeState, result: results[i], error: errors[i] })) };
+  });
+}
