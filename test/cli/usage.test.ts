@@ -16,7 +16,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('usage errors exit 2 with one line', () => {
   const cases: [string, string[], RegExp][] = [
-    ['no command', [], /^taskline: missing command: dev, worker, server, enqueue, task, queue, schedule, schedulers, workers, types, stats \(see taskline --help\)$/],
+    ['no command', [], /^taskline: missing command: dev, worker, server, enqueue, task, workflow, queue, schedule, schedulers, workers, types, stats \(see taskline --help\)$/],
     ['unknown command', ['frobnicate'], /^taskline: unknown command "frobnicate"; commands: dev, worker/],
     ['a typo of a command', ['enqeue', 'x'], /^taskline: unknown command "enqeue" — did you mean enqueue\?; commands: dev, worker/],
     ['help for a command that does not exist', ['help', 'nope'], /^taskline: no command "nope" to show help for: dev, worker/],
