@@ -130,8 +130,8 @@ export interface WorkflowNode {
   type: string;
   queue: string;
   state: NodeState;
-  /** The id its task has (or will have: a pending node has no task yet). */
-  task_id: string;
+  /** Its task's id; null while it has none (pending, cancelled before it started, or deleted by its retention). */
+  task_id: string | null;
   depends_on: string[];
   run_on_failure: boolean;
   result: unknown;

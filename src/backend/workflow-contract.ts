@@ -68,7 +68,8 @@ export interface WorkflowNodeRecord {
   type: string;
   queue: string;
   state: WorkflowNodeState;
-  taskId: string;
+  /** Its task's id, or null while it has no task: not started, cancelled before it started, or deleted by its retention. */
+  taskId: string | null;
   dependsOn: string[];
   runOnFailure: boolean;
   /** The completed node's result as stored (JSON text), else null. */

@@ -56,7 +56,7 @@ describe.each(STORES)('workflows through the client and a worker on %s', (_name,
     const wf = (await client.getWorkflow(id))!;
     expect(wf).toMatchObject({ id, name: 'image import', state: 'completed', counts: { completed: 4 } });
     expect(wf.nodes.map((n) => [n.id, n.dependsOn])).toEqual([['fetch', []], ['x2', ['fetch']], ['x10', ['fetch']], ['sum', ['x2', 'x10']]]);
-    const sumTask = (await client.getTask(wf.nodes[3].taskId))!;
+    const sumTask = (await client.getTask(wf.nodes[3].taskId!))!;
     expect(sumTask.links).toEqual({ workflowId: id, workflowNode: 'sum' });
   });
 

@@ -72,7 +72,7 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard workflow pages', () => {
     expect(tab.problems).toEqual([]);
     await tab.context.close();
   };
-  const nodeTaskId = async (workflow: string, node: string) => (await client.getWorkflow(workflow))!.nodes.find((x) => x.id === node)!.taskId;
+  const nodeTaskId = async (workflow: string, node: string) => (await client.getWorkflow(workflow))!.nodes.find((x) => x.id === node)!.taskId!;
 
   it('the list shows each workflow with its state and nodes done, filters by state in the URL, and pages with a cursor', async () => {
     const page = await go('/');

@@ -67,7 +67,7 @@ describe.each(SHARED_STORE_KINDS)('workflows while worker processes are killed, 
       expect(wf.state).toBe('completed');
       const callback = wf.nodes.find((n) => n.id === 'cb')!;
       expect((callback.result as { seen: number[] }).seen).toEqual(Array.from({ length: MEMBERS }, (_, i) => i));
-      const record = (await client.getTask(callback.taskId))!;
+      const record = (await client.getTask(callback.taskId!))!;
       expect(record.state).toBe('completed');
       expect(record.attempts.filter((a) => a.outcome === 'completed')).toHaveLength(1);
       // A callback runs again only when a kill took its first run's lease.

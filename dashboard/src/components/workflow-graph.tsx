@@ -154,8 +154,8 @@ function NodeBoxes({ nodes, layers }: { nodes: WorkflowNode[]; layers: WorkflowN
             </text>
           </g>
         );
-        // A pending node has no task yet: nothing to open.
-        return node.state === 'pending' ? (
+        // A node without a task (pending, cancelled before it started, or its task deleted): nothing to open.
+        return node.task_id === null ? (
           <g key={node.id} data-node={node.id}>
             {box}
           </g>

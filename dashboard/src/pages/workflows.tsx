@@ -250,8 +250,8 @@ function NodeTable({ nodes, counts }: { nodes: WorkflowNode[]; counts: Workflow[
                   </td>
                   <td className={node.error ? 'error-text' : 'mono'}>{node.error ? clip(node.error.split('\n')[0], 120) : node.result === null || node.result === undefined ? '' : clip(json(node.result).replace(/\s*\n\s*/g, ' '), 120)}</td>
                   <td className="mono">
-                    {node.state === 'pending' ? (
-                      <span className="muted">pending</span>
+                    {node.task_id === null ? (
+                      <span className="muted">{node.state === 'pending' ? 'pending' : 'no task'}</span>
                     ) : (
                       <Link to={`/tasks/${enc(node.task_id)}`}>{node.task_id}</Link>
                     )}

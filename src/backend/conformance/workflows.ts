@@ -79,6 +79,8 @@ export function workflowConformance(openStore: OpenStore): void {
       const created = await backend.createWorkflow(wf);
       expect(created).toMatchObject({ id: wf.id, state: 'running', finishedAt: null });
       expect(created.nodes.map((n) => [n.id, n.state, n.dependsOn])).toEqual([['a', 'queued', []], ['b', 'pending', ['a']], ['c', 'pending', ['b']]]);
+      // A node has a task only from when it starts.
+      expect(created.nodes.map((n) => n.taskId)).toEqual([taskIds(wf).a, null, null]);
       expect(await backend.getTask(taskIds(wf).b)).toBeNull();
       await complete(backend, wf, 'a', { n: 1 });
       expect(await nodeStates(backend, wf.id)).toEqual({ a: 'completed', b: 'queued', c: 'pending' });
@@ -374,6 +376,8 @@ export function workflowConformance(openStore: OpenStore): void {
       );
       expect(events.length).toBeGreaterThan(0);
       expect(await nodeStates(backend, wf.id)).toEqual({ run: 'running', wait: 'cancelled', next: 'cancelled' });
+      // `next` never started: it has no task to show.
+      expect((await backend.getWorkflow(wf.id))!.nodes.map((n) => n.taskId)).toEqual([taskIds(wf).run, taskIds(wf).wait, null]);
       expect((await backend.getTask(running.id))!.cancelRequested).toBe(true);
       await ackOk(backend, cancelledAck(running, 'aborted'));
       const done = (await backend.getWorkflow(wf.id))!;

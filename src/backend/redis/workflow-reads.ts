@@ -22,10 +22,10 @@ function toRecord(id: string, reply: NonNullable<ReadReply>): WorkflowRecord {
   const counts: WorkflowRecord['counts'] = {};
   for (let i = 0; i < flatCounts.length; i += 2) counts[flatCounts[i] as WorkflowNodeState] = Number(flatCounts[i + 1]);
   const nodes: WorkflowNodeRecord[] = [];
-  for (let i = 0; i < flatNodes.length; i += 6) {
+  for (let i = 0; i < flatNodes.length; i += 7) {
     const info = JSON.parse(flatNodes[i + 1]!) as { k: string; q: string; y: string; r: number };
     nodes.push({
-      id: flatNodes[i]!, type: info.y, queue: info.q, state: flatNodes[i + 3] as WorkflowNodeState, taskId: info.k,
+      id: flatNodes[i]!, type: info.y, queue: info.q, state: flatNodes[i + 3] as WorkflowNodeState, taskId: Number(flatNodes[i + 6]) === 1 ? info.k : null,
       dependsOn: JSON.parse(flatNodes[i + 2]!) as string[], runOnFailure: info.r === 1, result: flatNodes[i + 4] ?? null, error: flatNodes[i + 5] ?? null,
     });
   }

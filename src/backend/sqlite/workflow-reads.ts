@@ -21,6 +21,7 @@ interface NodeRow {
   state: string;
   task_state: string | null;
   task_id: string;
+  has_task: number;
   depends_on: string;
   run_on_failure: number;
   result: string | null;
@@ -54,15 +55,15 @@ export function getWorkflow(sql: StatementCache, id: string): WorkflowRecord | n
   const row = sql.get(`SELECT ${COLUMNS} FROM workflows WHERE id = ?`).get(id) as WorkflowRow | undefined;
   if (!row) return null;
   const rows = sql.get(
-    `SELECT n.node, n.type, n.queue, n.state, k.state AS task_state, n.task_id, n.depends_on, n.run_on_failure, n.result, n.error
-     FROM workflow_nodes n LEFT JOIN tasks k ON k.id = n.task_id AND n.state = 'started' WHERE n.workflow_id = ? ORDER BY n.seq`,
+    `SELECT n.node, n.type, n.queue, n.state, k.state AS task_state, n.task_id, k.id IS NOT NULL AS has_task, n.depends_on, n.run_on_failure, n.result, n.error
+     FROM workflow_nodes n LEFT JOIN tasks k ON k.id = n.task_id WHERE n.workflow_id = ? ORDER BY n.seq`,
   ).all(id) as NodeRow[];
   const counts: WorkflowRecord['counts'] = {};
   const nodes = rows.map((r): WorkflowNodeRecord => {
     const state = nodeState(r);
     counts[state] = (counts[state] ?? 0) + 1;
     return {
-      id: r.node, type: r.type, queue: r.queue, state, taskId: r.task_id, dependsOn: JSON.parse(r.depends_on) as string[],
+      id: r.node, type: r.type, queue: r.queue, state, taskId: r.has_task === 1 ? r.task_id : null, dependsOn: JSON.parse(r.depends_on) as string[],
       runOnFailure: r.run_on_failure === 1, result: r.result, error: r.error,
     };
   });

@@ -50,7 +50,7 @@ const NodeView = z.object({
   type: z.string(),
   queue: z.string(),
   state: NodeState,
-  task_id: z.string(),
+  task_id: z.string().nullable().describe('its task; null while it has none: not started, cancelled before it started, or deleted by its retention'),
   depends_on: z.array(z.string()),
   run_on_failure: z.boolean(),
   result: z.unknown(),

@@ -5,7 +5,8 @@
 -- ARGV 4 workflow id, 5 what: 'nodes' (the record with its nodes) | 'counts' (without).
 -- Returns nil for a workflow not kept; else { meta (HGETALL), counts (state, n, …) } and, for
 -- 'nodes', a third list: per node in declared order id, info JSON, parents JSON, state, result,
--- error (nil when none).
+-- error (nil when none), 1 when its task exists (else 0: not started, cancelled before it
+-- started, or deleted by its retention).
 local lib = workflow_lib()
 local w = lib.workflow_keys(ARGV[4])
 local meta = redis.call('HGETALL', w.key.meta)
@@ -21,6 +22,11 @@ local function task_state(info_json)
   local raw = redis.call('HGET', lib.queue_keys(info.q).meta, info.k)
   if not raw then return 'cancelled' end
   return string.match(raw, '^{"s":"(%a+)"') or decode_json(raw).s
+end
+
+local function task_exists(info_json)
+  local info = decode_json(info_json)
+  return redis.call('HEXISTS', lib.queue_keys(info.q).meta, info.k)
 end
 
 local order = redis.call('LRANGE', w.key.order, 0, -1)
@@ -39,6 +45,7 @@ for _, node in ipairs(order) do
     local at = #nodes
     nodes[at + 1], nodes[at + 2], nodes[at + 3], nodes[at + 4] = node, infos[node], parents[node], state
     nodes[at + 5], nodes[at + 6] = results[node] or false, errors[node] or false
+    nodes[at + 7] = (state == 'pending') and 0 or task_exists(infos[node])
   end
 end
 local flat = {}
