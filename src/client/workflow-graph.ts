@@ -60,7 +60,7 @@ export function fromGraphForm(document: unknown): { root: GraphPart; options: Wo
   if (document.retention !== undefined) options.retention = document.retention as number;
   if (document.onFinish !== undefined) {
     if (!isObject(document.onFinish)) throw invalid(`onFinish is a task { type, payload?, queue?, … }, got ${quote(document.onFinish)}`);
-    checkFields(document.onFinish, TASK_FIELDS, 'onFinish');
+    checkFields(document.onFinish, TASK_FIELDS.filter((f) => f !== 'payload'), 'onFinish');
     options.onFinish = taskOf(document.onFinish, 'onFinish', {});
   }
   return { root: { kind: 'workflow', nodes, order }, options };

@@ -71,7 +71,7 @@ export function planWorkflow(root: WorkflowPart, options: WorkflowOptions | unde
   let bytes = 0;
   const nodes = compiled.nodes.map((node) => {
     const task = nodeTask(node, context, `node ${quote(node.id)}`);
-    bytes += task.payload.length;
+    bytes += Buffer.byteLength(task.payload);
     return { id: node.id, taskId: uuidv7(), task, dependsOn: node.dependsOn, runOnFailure: node.runOnFailure };
   });
   if (bytes > MAX_WORKFLOW_PAYLOAD_BYTES) {
@@ -81,6 +81,7 @@ export function planWorkflow(root: WorkflowPart, options: WorkflowOptions | unde
   if (opts.onFinish !== undefined) {
     const part = opts.onFinish;
     if (typeof part !== 'object' || part === null || part.kind !== 'task') throw new TasklineError('TL_INVALID_WORKFLOW', `onFinish must be a task(…), got ${quote(part)}`);
+    if (part.payload !== null) throw new TasklineError('TL_INVALID_WORKFLOW', 'onFinish takes no payload: it gets { workflowId, state, completed, failed, cancelled } when the workflow ends');
     // Its payload is the workflow's outcome, made at the end: only the type and options are checked.
     const defaults = isTaskDefinition(part.definition) ? part.definition.defaults : {};
     onFinish = { taskId: uuidv7(), task: nodeTask({ id: 'onFinish', type: part.type, payload: null, options: { ...defaults, ...part.options }, definition: null }, context, 'onFinish') };

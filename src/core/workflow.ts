@@ -17,12 +17,17 @@
 import { TasklineError } from './errors.js';
 import type { EnqueueOptions } from './options.js';
 import { isTaskDefinition, type TaskDefinition } from './define-task.js';
-import { quote } from './validate.js';
+import { isWellFormed, quote } from './validate.js';
 
 /** The most nodes one workflow may have. */
 export const MAX_WORKFLOW_NODES = 10_000;
+/** The most edges (parent → child) one workflow may have: a chain of two groups of n and m has n × m. */
+export const MAX_WORKFLOW_EDGES = 100_000;
 /** Node ids: like task ids, up to this many characters. */
 const MAX_NODE_ID_LENGTH = 200;
+// Control characters (C0, DEL, C1): not in an id.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /\p{Cc}/u;
 
 export interface WorkflowTaskOptions extends Omit<EnqueueOptions, 'id'> {
   /** The node's id (chain, group, chord); in `workflow({ nodes })` the key names it. */
@@ -125,8 +130,8 @@ export function compileWorkflow(root: WorkflowPart): CompiledWorkflow {
   let counter = 0;
 
   const add = (part: TaskPart, id: string, dependsOn: string[]): WorkflowNodeSpec => {
-    if (id === '' || id.length > MAX_NODE_ID_LENGTH || [...id].some((ch) => ch.charCodeAt(0) < 0x20)) {
-      throw invalid(`node id ${quote(id)} is not accepted: 1 to ${MAX_NODE_ID_LENGTH} characters, no control characters`);
+    if (typeof id !== 'string' || id === '' || id.length > MAX_NODE_ID_LENGTH || CONTROL.test(id) || !isWellFormed(id)) {
+      throw invalid(`node id ${quote(id)} is not accepted: 1 to ${MAX_NODE_ID_LENGTH} characters of Unicode text (no lone surrogate), no control characters`);
     }
     if (byId.has(id)) throw invalid(`node id ${quote(id)} is used twice; each node needs its own id`);
     if (nodes.length >= MAX_WORKFLOW_NODES) throw invalid(`a workflow has at most ${MAX_WORKFLOW_NODES.toLocaleString('en')} nodes; this one has more`);
@@ -203,6 +208,10 @@ export function compileWorkflow(root: WorkflowPart): CompiledWorkflow {
   };
 
   walk(root, [], 'the workflow');
+  const edges = nodes.reduce((sum, n) => sum + n.dependsOn.length, 0);
+  if (edges > MAX_WORKFLOW_EDGES) {
+    throw invalid(`this workflow has ${edges.toLocaleString('en')} dependencies; the most is ${MAX_WORKFLOW_EDGES.toLocaleString('en')} (a chain of two groups of n and m makes n × m: put a task between them)`);
+  }
   return { nodes, roots: nodes.filter((n) => n.dependsOn.length === 0).map((n) => n.id) };
 }
 

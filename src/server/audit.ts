@@ -33,6 +33,7 @@ const BODY_DETAIL: Record<string, readonly string[]> = {
   'POST /api/v1/bulk': ['action', 'q', 'dryRun'],
   'POST /api/v1/schedules': ['id'],
   'POST /api/v1/schedules/:id/backfill': ['from', 'to'],
+  'POST /api/v1/workflows': ['id', 'name'],
 };
 
 /** The path parameters, then the route's whitelisted body members (scalars only); null for none. */

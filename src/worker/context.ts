@@ -178,6 +178,10 @@ export class AttemptContext implements TaskContext {
   #extendLease: TaskContext['extendLease'] | null = null;
   /** A workflow node's parents, fetched before the handler starts (processor.ts); an Error when they could not be read. */
   inputs: WorkflowInputs | Error | null = null;
+  /** The parents' results, decoded once (a chord callback may read ctx.parent in a loop). */
+  #parentValues: Array<[string, unknown]> | null = null;
+  #parent: unknown = undefined;
+  #parents: Readonly<Record<string, unknown>> | null = null;
 
   constructor(host: ContextHost, execution: Execution, public payload: unknown) {
     this.#host = host;
@@ -245,20 +249,23 @@ export class AttemptContext implements TaskContext {
   }
 
   get parents(): Readonly<Record<string, unknown>> {
-    return Object.fromEntries(this.parentValues().map(([id, value]) => [id, value]));
+    this.#parents ??= Object.fromEntries(this.parentValues());
+    return this.#parents;
   }
 
   get parent(): unknown {
-    const values = this.parentValues();
-    if (values.length === 0) return undefined;
-    return values.length === 1 ? values[0][1] : values.map(([, value]) => value);
+    if (this.#parentValues === null) {
+      const values = this.parentValues();
+      this.#parent = values.length === 0 ? undefined : values.length === 1 ? values[0][1] : values.map(([, value]) => value);
+    }
+    return this.#parent;
   }
 
   private parentValues(): Array<[string, unknown]> {
     const inputs = this.inputs;
-    if (inputs === null) return [];
     if (inputs instanceof Error) throw inputs;
-    return inputs.parents.map((p) => [p.id, p.state === 'completed' ? decodeJson(p.result) : new ParentFailure(p.id, p.state, p.error)]);
+    this.#parentValues ??= inputs === null ? [] : inputs.parents.map((p) => [p.id, p.state === 'completed' ? decodeJson(p.result) : new ParentFailure(p.id, p.state, p.error)]);
+    return this.#parentValues;
   }
 
   /** For JSON and logs: the task and its payload. */

@@ -133,6 +133,8 @@ describe.each(STORES)('workflows through the client and a worker on %s', (_name,
       [() => client.enqueueWorkflow(task('x'), { id: 'bad id!' }), 'workflow id'],
       [() => client.enqueueWorkflow(task('x'), { failFast: 'yes' as unknown as boolean }), 'failFast'],
       [() => client.enqueueWorkflow(task('x'), { color: 'red' } as never), 'unknown workflow option "color"'],
+      [() => client.enqueueWorkflow(task('x'), { onFinish: task('y', { a: 1 }) }), 'onFinish takes no payload'],
+      [() => client.enqueueWorkflow(group(...Array.from({ length: 20 }, (_, i) => task('x', 'é'.repeat(450_000), { node: `big${i}` })))), 'bytes together; the most is 16777216'],
     ];
     for (const [attempt, message] of cases) {
       const error = await rejection(attempt());

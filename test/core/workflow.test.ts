@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineTask } from '../../src/core/define-task.js';
-import { chain, chord, compileWorkflow, group, MAX_WORKFLOW_NODES, task, workflow, type WorkflowPart } from '../../src/core/workflow.js';
+import { chain, chord, compileWorkflow, group, MAX_WORKFLOW_EDGES, MAX_WORKFLOW_NODES, task, workflow, type WorkflowPart } from '../../src/core/workflow.js';
 
 /** Each node's id and parents, in declared order. */
 const edges = (root: WorkflowPart) => compileWorkflow(root).nodes.map((n) => [n.id, n.dependsOn]);
@@ -58,6 +58,9 @@ describe('compiling a workflow', () => {
     expect(refusal(() => chain(task('x', 1, { node: 'n' }), task('x', 2, { node: 'n' })))).toBe('node id "n" is used twice; each node needs its own id');
     expect(refusal(() => task('x', 1, { node: '' }))).toMatch(/^node id "" is not accepted/);
     expect(refusal(() => task('x', 1, { node: 'a\nb' }))).toMatch(/no control characters/);
+    expect(refusal(() => task('x', 1, { node: 'a\u0085b' }))).toMatch(/no control characters/);
+    expect(refusal(() => task('x', 1, { node: 'p\uD800' }))).toMatch(/no lone surrogate/);
+    expect(refusal(() => workflow({ nodes: { ['q\uDC00']: task('x') } }))).toMatch(/no lone surrogate/);
     expect(refusal(() => chain(task('x', {}, { dependsOn: ['a'] })))).toMatch(/dependsOn names nodes of workflow\(\{ nodes \}\)/);
   });
 
@@ -75,5 +78,13 @@ describe('compiling a workflow', () => {
     expect(big.nodes).toHaveLength(MAX_WORKFLOW_NODES);
     expect(big.nodes.at(-1)!.dependsOn).toHaveLength(MAX_WORKFLOW_NODES - 1);
     expect(refusal(() => group(...members(MAX_WORKFLOW_NODES + 1)))).toBe('a workflow has at most 10,000 nodes; this one has more');
+  });
+
+  it(`refuses more than ${MAX_WORKFLOW_EDGES.toLocaleString('en')} dependencies: two groups chained make every pair one`, () => {
+    const members = (n: number, tag: string) => Array.from({ length: n }, (_, i) => task('x', { i }, { node: `${tag}${i}` }));
+    expect(compileWorkflow(chain(group(...members(100, 'a')), group(...members(1000, 'b')))).nodes).toHaveLength(1100);
+    expect(refusal(() => chain(group(...members(400, 'a')), group(...members(400, 'b'))))).toMatch(/^this workflow has 160,000 dependencies; the most is 100,000/);
+    // A task between them joins the groups with n + m edges.
+    expect(compileWorkflow(chain(group(...members(400, 'a')), task('join', null, { node: 'join' }), group(...members(400, 'b')))).nodes).toHaveLength(801);
   });
 });

@@ -75,6 +75,8 @@ describe.each(STORES)('workflow routes on %s', (_name, open) => {
       [{ nodes: [{ id: 'a' }] }, 400, 'type'],
       [{ nodes: [{ id: 'a', type: 'x', color: 'red' }] }, 400, 'color'],
       [{ nodes: [{ id: 'a', type: 'x' }], onFinish: { type: 'y', dependsOn: ['a'] } }, 400, 'dependsOn'],
+      [{ nodes: [{ id: 'a', type: 'x' }], onFinish: { type: 'y', payload: { a: 1 } } }, 400, 'payload'],
+      [{ nodes: [{ id: '\ud800', type: 'x' }] }, 422, 'no lone surrogate'],
       ['not an object', 400, 'body'],
     ];
     for (const [body, status, message] of cases) {

@@ -75,14 +75,21 @@ export function operationConformance(openStore: OpenStore): void {
       expect(await backend.getTask(claimed.id)).toMatchObject({ state: 'cancelled', cancelRequested: false });
     });
 
-    it('clears the request when the running task ends otherwise', async () => {
+    it('a running task asked to cancel whose attempt ends in a retry is cancelled, not run again', async () => {
       const { backend } = store;
       const claimed = await claimTask(backend, await enqueueOne(backend));
       await backend.cancelTask(claimed.id);
       await ackOk(backend, retryAck(claimed, 'ended before noticing', 0));
-      expect(await backend.getTask(claimed.id)).toMatchObject({ state: 'retrying', cancelRequested: false });
-      const again = await claimOne(backend);
-      expect(await backend.renewLeases([{ id: again.id, queue: again.queue, token: again.token }], LEASE_MS)).toEqual({ lost: [], cancelRequested: [] });
+      expect(await backend.getTask(claimed.id)).toMatchObject({ state: 'cancelled', cancelRequested: false, lastError: 'ended before noticing' });
+      expect((await backend.claim(WORKER, [{ queue: 'default', count: 1 }], LEASE_MS))[0].tasks).toEqual([]);
+    });
+
+    it('clears the request when the running task completes', async () => {
+      const { backend } = store;
+      const claimed = await claimTask(backend, await enqueueOne(backend));
+      await backend.cancelTask(claimed.id);
+      await ackOk(backend, completeAck(claimed, 'done anyway'));
+      expect(await backend.getTask(claimed.id)).toMatchObject({ state: 'completed', cancelRequested: false });
     });
 
     it('refuses a finished task and an unknown id', async () => {

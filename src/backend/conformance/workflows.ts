@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { uuidv7 } from '../../core/ids.js';
 import type { Backend, ClaimedTask, NewWorkflow, NewWorkflowNode, WorkflowFinish } from '../contract.js';
 import {
-  ackOk, cancelledAck, claimTask, completeAck, deadAck, expectCode, HOUR, LEASE_MS, listAll, newTask, subscribeUntil, useStore, WORKER, type OpenStore,
+  ackOk, cancelledAck, claimTask, completeAck, deadAck, expectCode, HOUR, LEASE_MS, listAll, newTask, retryAck, subscribeUntil, useStore, WORKER, type OpenStore,
 } from './harness.js';
 
 interface NodeSketch {
@@ -304,7 +304,6 @@ export function workflowConformance(openStore: OpenStore): void {
       expect(finish).toBe(done.onFinishTaskId);
       const payload: WorkflowFinish = { workflowId: wf.id, state: 'failed', completed: [], failed: ['bad'], cancelled: ['busy', 'waiting', 'after', 'later'] };
       expect((await backend.getTask(finish))!.payload).toEqual(payload);
-      expect(payload).toEqual({ workflowId: wf.id, state: 'failed', completed: [], failed: ['bad'], cancelled: ['busy', 'waiting', 'after', 'later'] });
     });
 
     it('without failFast, independent branches finish; only the failed node’s descendants are cancelled', async () => {
@@ -416,6 +415,80 @@ export function workflowConformance(openStore: OpenStore): void {
       expect((await backend.getWorkflow(wf.id))!.state).toBe('completed');
       expect((await tasksOfType(backend, 'finish', 'queued', 'finish')).sort()).toEqual([failed.onFinishTaskId!, nextFinish].sort());
       await expectCode(backend.retryWorkflow(wf.id, null), 'TL_INVALID_STATE');
+    });
+
+    it('retry re-runs what depends on a re-run node, even a completed runOnFailure node and its children', async () => {
+      const { backend } = store;
+      const wf = newWorkflow([{ id: 'other' }, { id: 'a' }, { id: 'r', dependsOn: ['a'], runOnFailure: true }, { id: 'c', dependsOn: ['r'] }], { failFast: false });
+      await backend.createWorkflow(wf);
+      await complete(backend, wf, 'other', 'kept');
+      await ackOk(backend, deadAck(await claimNode(backend, wf, 'a'), 'fatal'));
+      await complete(backend, wf, 'r', 'first run');
+      await complete(backend, wf, 'c', 'first run');
+      expect((await backend.getWorkflow(wf.id))!.state).toBe('failed');
+      const retried = (await backend.retryWorkflow(wf.id, null))!;
+      expect(retried.nodes.map((n) => [n.id, n.state, n.result])).toEqual([['other', 'completed', '"kept"'], ['a', 'queued', null], ['r', 'pending', null], ['c', 'pending', null]]);
+      await complete(backend, wf, 'a', 'A');
+      expect((await backend.workflowInputs([{ workflowId: wf.id, node: 'r' }]))[0]!.parents).toEqual([{ id: 'a', state: 'completed', result: '"A"', error: null }]);
+      await complete(backend, wf, 'r', 'R');
+      await complete(backend, wf, 'c', 'C');
+      expect((await backend.getWorkflow(wf.id))!.state).toBe('completed');
+    });
+
+    it('a node asked to cancel by failFast is cancelled when its attempt ends in a retry, not retried', async () => {
+      const { backend } = store;
+      const wf = newWorkflow([{ id: 'bad' }, { id: 'busy' }]);
+      await backend.createWorkflow(wf);
+      const bad = await claimNode(backend, wf, 'bad');
+      const busy = await claimNode(backend, wf, 'busy');
+      await ackOk(backend, deadAck(bad, 'fatal'));
+      expect((await backend.getTask(busy.id))!.cancelRequested).toBe(true);
+      await ackOk(backend, retryAck(busy, 'connection reset', 1000));
+      expect((await backend.getTask(busy.id))!).toMatchObject({ state: 'cancelled', cancelRequested: false });
+      expect((await backend.getWorkflow(wf.id))!).toMatchObject({ state: 'failed', counts: { dead: 1, cancelled: 1 } });
+    });
+
+    it('bulk run goes past any number of workflow node tasks to the others', async () => {
+      const { backend } = store;
+      const wf = newWorkflow(Array.from({ length: 600 }, (_, i) => ({ id: `n${i}` })), { failFast: false });
+      await backend.createWorkflow(wf);
+      for (;;) {
+        const [claim] = await backend.claim(WORKER, [{ queue: 'default', count: 500 }], LEASE_MS);
+        if (claim.tasks.length === 0) break;
+        expect(await backend.ack(claim.tasks.map((t) => deadAck(t, 'fatal')))).toEqual(claim.tasks.map(() => 'ok'));
+      }
+      const plain = newTask('plain');
+      await backend.enqueue([plain]);
+      await ackOk(backend, deadAck(await claimTask(backend, plain.id), 'fatal'));
+      expect(await backend.runAll('default', 'dead')).toBe(1);
+      expect((await backend.getTask(plain.id))!.state).toBe('queued');
+      expect((await backend.getWorkflow(wf.id))!.counts).toEqual({ dead: 600 });
+    });
+
+    it('a node waiting for its next attempt can be run now; only a finished node’s re-run is the workflow’s', async () => {
+      const { backend } = store;
+      const wf = newWorkflow([{ id: 'a' }]);
+      await backend.createWorkflow(wf);
+      await ackOk(backend, retryAck(await claimNode(backend, wf, 'a'), 'flaky', HOUR));
+      expect((await backend.getTask(taskIds(wf).a))!.state).toBe('retrying');
+      await backend.runTask(taskIds(wf).a);
+      await complete(backend, wf, 'a', 'now');
+      expect((await backend.getWorkflow(wf.id))!.state).toBe('completed');
+    });
+
+    it('a node whose task id is taken when it starts ends dead saying so; the completing ack still applies', async () => {
+      const { backend } = store;
+      const wf = newWorkflow([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', dependsOn: ['b'] }]);
+      await backend.createWorkflow(wf);
+      const squatter = newTask('other', {}, { id: taskIds(wf).b });
+      await backend.enqueue([squatter]);
+      const a = await claimNode(backend, wf, 'a');
+      expect(await backend.ack([completeAck(a, 'A')])).toEqual(['ok']);
+      const done = (await backend.getWorkflow(wf.id))!;
+      expect(done.nodes.map((n) => [n.id, n.state])).toEqual([['a', 'completed'], ['b', 'dead'], ['c', 'cancelled']]);
+      expect(done.nodes[1].error).toContain('is taken');
+      expect(done.state).toBe('failed');
+      expect((await backend.getTask(squatter.id))!.type).toBe('other');
     });
 
     it('a node’s task is the workflow’s to run again; deleting a waiting one cancels the node', async () => {

@@ -24,9 +24,33 @@ export function ackAttempts(t: Transition, acks: Ack[]): AckResult[] {
   return acks.map((ack): AckResult => (applyAck(t, ack) ? 'ok' : 'stale'));
 }
 
+const CANCEL_WAS_REQUESTED = `SELECT cancel_requested FROM tasks WHERE ${HELD}`;
+const CANCEL_WITHOUT_ATTEMPT = `UPDATE tasks SET ${FINISH}, last_error = COALESCE(last_error, ?) WHERE ${HELD}`;
+
+/**
+ * An attempt that would run again (retry, hand-back, requeue) of a task someone asked to cancel
+ * (an operator, or its workflow failing): the task ends cancelled instead, so the request is not
+ * lost to the next attempt.
+ */
+function cancelInstead(t: Transition, ack: Extract<Ack, { kind: 'retry' | 'hand-back' | 'requeue' }>, attempt: string, held: readonly [string, string, string]): boolean {
+  const done =
+    ack.kind === 'hand-back'
+      ? t.run(CANCEL_WITHOUT_ATTEMPT, 'cancelled', t.now, t.now, DEFAULT_RETENTION.cancelled, 'cancelled by operator', ...held).changes > 0
+      : t.run(FAIL_FINAL, 'cancelled', t.now, t.now, DEFAULT_RETENTION.cancelled, ack.kind === 'retry' ? ack.error : 'cancelled by operator', attempt, ...held).changes > 0;
+  if (done) {
+    t.moved(ack.queue, 'running', 'cancelled');
+    if (ack.kind !== 'hand-back') t.count(ack.queue, 1, 0);
+    t.emitFinished(ack.queue, ack.id, 'cancelled');
+  }
+  return done;
+}
+
 function applyAck(t: Transition, ack: Ack): boolean {
   const attempt = JSON.stringify(ack.attempt);
   const held = [ack.id, ack.queue, ack.token] as const;
+  if ((ack.kind === 'retry' || ack.kind === 'hand-back' || ack.kind === 'requeue') && t.get<{ cancel_requested: number }>(CANCEL_WAS_REQUESTED, ...held)?.cancel_requested === 1) {
+    return cancelInstead(t, ack, attempt, held);
+  }
   switch (ack.kind) {
     case 'complete': {
       if (t.keepBounds(ack.queue).completed === 0) {

@@ -13,7 +13,7 @@ import { finishTask, queueTask } from './lifecycle.js';
 import { deleteTaskRows, type Transition } from './transition.js';
 
 /** Whether the task runs a node of a workflow still kept (its runs are the workflow's to start). */
-function nodeOfRunningWorkflow(t: Transition, id: string): boolean {
+function isWorkflowNode(t: Transition, id: string): boolean {
   return t.get('SELECT 1 FROM workflow_nodes WHERE task_id = ?', id) !== undefined;
 }
 
@@ -30,7 +30,8 @@ interface OperatedRow {
 /** Each action's work on a task in a state it takes (checked by operate). */
 const OPERATIONS: Record<OperatorAction, (t: Transition, task: OperatedRow) => 'ok' | 'requested' | 'workflow'> = {
   run(t, task) {
-    if (nodeOfRunningWorkflow(t, task.id)) return 'workflow';
+    // A finished node's run again is its workflow's (retryWorkflow); a waiting one may run now.
+    if ((task.state === 'dead' || task.state === 'cancelled') && isWorkflowNode(t, task.id)) return 'workflow';
     if (task.state === 'dead' || task.state === 'cancelled') {
       // A fresh start: all its retries again.
       t.run('UPDATE tasks SET attempt = 0, finished_at = NULL, cancel_requested = 0 WHERE id = ?', task.id);
@@ -85,8 +86,11 @@ export const BULK_BATCH = 500;
  * and a full batch was looked at.
  */
 export function operateBatch(t: Transition, queue: string, state: BulkState, action: OperatorAction): { done: number; seen: number } {
+  // Finished workflow nodes are not run again in bulk (see OPERATIONS.run): left out here, so
+  // that a batch of them does not end the walk before the tasks behind them.
+  const skipNodes = action === 'run' && (state === 'dead' || state === 'cancelled');
   const tasks = t.all<OperatedRow>(
-    'SELECT id, queue, state, last_error FROM tasks WHERE queue = ? AND state = ? ORDER BY sort_key LIMIT ?',
+    `SELECT id, queue, state, last_error FROM tasks WHERE queue = ? AND state = ?${skipNodes ? ' AND NOT EXISTS (SELECT 1 FROM workflow_nodes WHERE task_id = tasks.id)' : ''} ORDER BY sort_key LIMIT ?`,
     queue, state, BULK_BATCH,
   );
   let done = 0;

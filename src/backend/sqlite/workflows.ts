@@ -57,19 +57,38 @@ export function createWorkflow(t: Transition, wf: NewWorkflow): void {
     );
     for (const parent of node.dependsOn) t.run('INSERT INTO workflow_edges (workflow_id, child, parent) VALUES (?, ?, ?)', wf.id, node.id, parent);
   });
-  for (const node of wf.nodes) if (node.dependsOn.length === 0) startNode(t, wf.id, node.id, node.taskId, JSON.stringify(node.task));
   t.emitWorkflow(wf.id, 'running');
+  for (const node of wf.nodes) {
+    if (node.dependsOn.length > 0) continue;
+    const failure = startNode(t, wf.id, node.id, node.taskId, JSON.stringify(node.task));
+    // At creation nothing is stored yet: the whole workflow is refused.
+    if (failure !== null) throw new TasklineError('TL_TASK_CONFLICT', `workflow ${JSON.stringify(wf.id)}: ${failure}`);
+  }
 }
 
-/** Enqueues a node's task (a new run: an earlier run's task is replaced). */
-function startNode(t: Transition, workflowId: string, node: string, taskId: string, specJson: string): void {
+/**
+ * Enqueues a node's task (a new run: a finished earlier run's task is replaced). Returns null,
+ * or why it could not: its task id is another task's.
+ */
+function startNode(t: Transition, workflowId: string, node: string, taskId: string, specJson: string): string | null {
   const spec = JSON.parse(specJson) as WorkflowTaskSpec;
-  // An earlier run of this node (a retry) is replaced; any other task with the id is a conflict.
   const earlier = t.get<{ queue: string; state: string; links: string | null }>('SELECT queue, state, links FROM tasks WHERE id = ?', taskId);
-  if (earlier && isRunOf(earlier.links, workflowId, node)) deleteTaskRows(t, taskId, earlier.queue, earlier.state);
+  if (earlier && isRunOf(earlier.links, workflowId, node)) {
+    // Started once only: an earlier run still going is this start (never reached: a node starts
+    // when its pending set empties, which happens once per run).
+    if (!FINAL_NODE_STATES.has(earlier.state)) return null;
+    deleteTaskRows(t, taskId, earlier.queue, earlier.state);
+  }
   const [outcome] = enqueueTasks(t, [{ ...spec, id: taskId, links: { workflowId, workflowNode: node }, uniqueKey: null, uniqueFor: null }]);
-  if (!outcome.ok) throw new TasklineError('TL_TASK_CONFLICT', `node ${JSON.stringify(node)} of workflow ${JSON.stringify(workflowId)}: task id ${taskId} is taken`);
+  if (!outcome.ok) return `node ${JSON.stringify(node)} could not start: its task id ${taskId} is taken by another task`;
   t.run("UPDATE workflow_nodes SET state = 'started', result = NULL, error = NULL WHERE workflow_id = ? AND node = ?", workflowId, node);
+  return null;
+}
+
+/** Starts a node whose parents are done; one that cannot start ends dead (its workflow moves on). */
+function startOrFail(t: Transition, workflowId: string, node: string, taskId: string, specJson: string): void {
+  const failure = startNode(t, workflowId, node, taskId, specJson);
+  if (failure !== null) endNode(t, workflowId, node, 'dead', null, failure);
 }
 
 function isRunOf(links: string | null, workflowId: string, node: string): boolean {
@@ -141,7 +160,7 @@ function releaseChildren(t: Transition, wf: WorkflowRow, parent: string, failure
         continue;
       }
       if (t.get('SELECT 1 FROM workflow_edges WHERE workflow_id = ? AND child = ? LIMIT 1', wf.id, child)) continue;
-      startNode(t, wf.id, child, row.task_id, row.spec);
+      startOrFail(t, wf.id, child, row.task_id, row.spec);
     }
   }
 }
@@ -171,6 +190,9 @@ function cancelOpenNodes(t: Transition, wf: WorkflowRow, all: boolean): void {
       if (t.get<{ state: string }>('SELECT state FROM workflow_nodes WHERE workflow_id = ? AND node = ?', wf.id, node.node)!.state !== 'pending') continue;
       cancelPending(t, wf.id, node.node, reason);
       releaseChildren(t, wf, node.node, `parent ${JSON.stringify(node.node)} was cancelled`);
+    } else if (node.task_state === null) {
+      // Its task is gone (deleted with the node unsettled): it cannot run any more.
+      endNode(t, wf.id, node.node, 'cancelled', null, reason);
     } else if (node.task_state === 'running') {
       t.run('UPDATE tasks SET cancel_requested = 1 WHERE id = ?', node.task_id);
       t.emitCancelRequested(node.task_queue!, node.task_id);
@@ -224,8 +246,22 @@ export function retryWorkflow(t: Transition, id: string, onFinishTaskId: string 
   const nodes = t.all<{ node: string; depends_on: string; state: string; task_id: string; spec: string }>(
     'SELECT node, depends_on, state, task_id, spec FROM workflow_nodes WHERE workflow_id = ? ORDER BY seq', id,
   );
-  const completed = new Set(nodes.filter((n) => n.state === 'completed').map((n) => n.node));
-  const again = nodes.filter((n) => !completed.has(n.node));
+  // Every node not completed runs again, and so does everything downstream of one (a completed
+  // runOnFailure node and its children ran on a failure that is being retried).
+  const children = new Map<string, string[]>();
+  for (const n of nodes) for (const parent of JSON.parse(n.depends_on) as string[]) children.set(parent, [...(children.get(parent) ?? []), n.node]);
+  const rerun = new Set(nodes.filter((n) => n.state !== 'completed').map((n) => n.node));
+  const walk = [...rerun];
+  while (walk.length > 0) {
+    for (const child of children.get(walk.pop()!) ?? []) {
+      if (!rerun.has(child)) {
+        rerun.add(child);
+        walk.push(child);
+      }
+    }
+  }
+  const completed = new Set(nodes.filter((n) => !rerun.has(n.node)).map((n) => n.node));
+  const again = nodes.filter((n) => rerun.has(n.node));
   t.run(
     `UPDATE workflows SET state = 'running', failed = 0, cancelling = 0, open_nodes = ?, finished_at = NULL, expires_at = NULL,
        on_finish_task_id = CASE WHEN on_finish IS NULL THEN NULL ELSE ? END WHERE id = ?`,
@@ -240,7 +276,7 @@ export function retryWorkflow(t: Transition, id: string, onFinishTaskId: string 
   }
   t.emitWorkflow(id, 'running');
   for (const node of again) {
-    if (!t.get('SELECT 1 FROM workflow_edges WHERE workflow_id = ? AND child = ? LIMIT 1', id, node.node)) startNode(t, id, node.node, node.task_id, node.spec);
+    if (!t.get('SELECT 1 FROM workflow_edges WHERE workflow_id = ? AND child = ? LIMIT 1', id, node.node)) startOrFail(t, id, node.node, node.task_id, node.spec);
   }
   return true;
 }
@@ -254,10 +290,4 @@ export function deleteExpiredWorkflows(t: Transition, limit: number): number {
     t.run('DELETE FROM workflows WHERE id = ?', id);
   }
   return expired.length;
-}
-
-/** The workflow node a task runs, if it belongs to a workflow that is still kept. */
-export function nodeOfTask(t: Transition, taskId: string): { workflowId: string; node: string } | null {
-  const row = t.get<{ workflow_id: string; node: string }>('SELECT workflow_id, node FROM workflow_nodes WHERE task_id = ?', taskId);
-  return row ? { workflowId: row.workflow_id, node: row.node } : null;
 }

@@ -38,7 +38,7 @@ const WorkflowBody = z
     failFast: z.boolean().optional().describe('a failed node cancels the rest (default true)'),
     retention: z.number().optional().describe('ms the finished workflow is kept (default 7 days)'),
     nodes: z.array(GraphNode).min(1).describe('the nodes, at most 10,000'),
-    onFinish: z.object(taskFields).strict().optional().describe('a task run once when the workflow ends, with {workflowId, state, completed, failed, cancelled} as payload'),
+    onFinish: z.object(taskFields).omit({ payload: true }).strict().optional().describe('a task run once when the workflow ends, with {workflowId, state, completed, failed, cancelled} as payload'),
   })
   .strict();
 
