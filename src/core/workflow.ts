@@ -26,7 +26,6 @@ export const MAX_WORKFLOW_EDGES = 100_000;
 /** Node ids: like task ids, up to this many characters. */
 const MAX_NODE_ID_LENGTH = 200;
 // Control characters (C0, DEL, C1): not in an id.
-// eslint-disable-next-line no-control-regex
 const CONTROL = /\p{Cc}/u;
 
 export interface WorkflowTaskOptions extends Omit<EnqueueOptions, 'id'> {
