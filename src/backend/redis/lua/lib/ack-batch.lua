@@ -116,6 +116,18 @@ local function ack_batch(o)
         if finished then
           finish(id, m, 'completed', retention.completed)
           m.f = tonumber(finished)
+        elseif m.x and kind ~= 'dead' and kind ~= 'cancelled' then
+          -- An attempt that would run again (retry, hand-back, requeue) of a task asked to cancel
+          -- (an operator, or its workflow failing) ends it cancelled instead, as a cancelled ack
+          -- would, so the request is not lost to the next attempt: its attempt record (a
+          -- hand-back's is none, nor counted), the ack's error or else the operator's cancel.
+          if kind == 'hand-back' then
+            m.le = m.le or 'cancelled by operator'
+          else
+            processed = processed + 1
+            m.le = kind == 'requeue' and 'cancelled by operator' or data
+          end
+          finish(id, m, 'cancelled', retention.cancelled)
         elseif kind == 'retry' or kind == 'retry-free' or kind == 'hand-back' then
           -- A hand-back (no handler in that worker) waits for one that has it: no attempt, no
           -- error, no count.
@@ -125,9 +137,8 @@ local function ack_batch(o)
             m.le = data
           end
           m.s = 'retrying'
+          -- Not asked to cancel (m.x, the branch above): nothing to take out of K_CANCEL.
           m.n = NOW + tonumber(delays[i])
-          m.x = nil
-          redis.call('SREM', K_CANCEL, id)
           redis.call('ZADD', K_RETRYING, m.n, id)
           note_lifecycle('r', id, m.t, m.a .. ',' .. m.n)
           wake_workers()
@@ -151,7 +162,7 @@ local function ack_batch(o)
         local links = m.l
         if links and links.workflowNode and (m.s == 'completed' or m.s == 'dead' or m.s == 'cancelled') then
           local completed_now = m.s == 'completed'
-          ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = links, state = m.s, result = completed_now and data ~= '' and data or nil, error = not completed_now and data or nil }
+          ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = links, state = m.s, result = completed_now and data ~= '' and data or nil, error = not completed_now and m.le or nil }
         end
         records[#records + 1] = id
         records[#records + 1] = cjson.encode(m)
