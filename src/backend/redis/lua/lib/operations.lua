@@ -13,15 +13,18 @@ end
 
 -- Operator transitions, shared by the single-task and the bulk scripts. Which states each takes
 -- is ACCEPTED and REQUESTED, generated from core/transitions.ts (lua-source.ts).
--- Each returns 'ok', 'requested', 'invalid:<state>' or (run) 'workflow'. A task they finish that
--- runs a workflow node is noted for the script to settle (settle_nodes) once its writes are done.
+-- Each returns 'ok', 'requested', 'invalid:<state>' or (run of a node's dead or cancelled task)
+-- 'workflow'. A task they finish that runs a workflow node is noted for the script to settle
+-- (settle_nodes) once its writes are done.
 local OPERATIONS = {}
 
 function OPERATIONS.run(id, m, retention)
   local s = m.s
   if not ACCEPTED.run[s] then return 'invalid:' .. s end
-  -- A node's task runs again only as its workflow's retry (retryWorkflow), never on its own.
-  if runs_workflow_node(m) then return 'workflow' end
+  -- A node's finished task (dead, cancelled) runs again only as its workflow's retry
+  -- (retryWorkflow), never on its own; one waiting for its next attempt (scheduled, retrying)
+  -- can be run now like any task: that is still the node's current run.
+  if (s == 'dead' or s == 'cancelled') and runs_workflow_node(m) then return 'workflow' end
   unlink(id, s)
   if s == 'dead' or s == 'cancelled' then
     m.a = 0
