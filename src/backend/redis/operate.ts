@@ -1,8 +1,8 @@
 /**
  * An operator's actions: pausing and resuming a queue, its keep bounds, and run, archive,
  * delete, cancel of one task (lua/operate.lua) or of a queue's tasks in one state (operate-all.lua).
- * A workflow node's task is not run on its own (its workflow's retry runs it); one that an
- * action finishes or deletes settles its node in the same script (lua/lib/workflow.lua).
+ * A workflow node's dead or cancelled task is not run on its own (its workflow's retry runs it);
+ * one that an action finishes or deletes settles its node in the same script (lua/lib/workflow.lua).
  */
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
@@ -58,13 +58,19 @@ export async function operateTask(c: RedisConnection, id: string, action: Operat
 /** Applies an action to every task of a queue in one state that accepts it; returns how many. */
 export async function operateAll(c: RedisConnection, queue: string, state: BulkState, action: Exclude<OperatorAction, 'cancel'>): Promise<number> {
   let total = 0;
-  // Each batch is one atomic script; tasks that cannot take the action stay where they are,
-  // so stop when a batch changed nothing.
+  // Each batch is one atomic script. Tasks that cannot take the action stay where they are (a
+  // workflow node's dead or cancelled task is not run): the next batch starts after the last of
+  // them (the cursor), so a full batch of them is gone past; stop at a batch short of the limit,
+  // or one that neither acted nor moved the cursor (nothing left to go past).
+  let cursor = '';
+  let score = '';
   for (;;) {
-    const [done, seen] = (await c.runScript('operate-all', queue, [
-      action, state, BULK_LIMIT, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled,
-    ])) as [number, number];
+    const [done, seen, nextCursor, nextScore] = (await c.runScript('operate-all', queue, [
+      action, state, BULK_LIMIT, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled, cursor, score,
+    ])) as [number, number, string, string];
     total += done;
-    if (seen < BULK_LIMIT || done === 0) return total;
+    if (seen < BULK_LIMIT || (done === 0 && nextCursor === cursor && nextScore === score)) return total;
+    cursor = nextCursor;
+    score = nextScore;
   }
 }

@@ -1,21 +1,43 @@
 -- An operator's action on up to `limit` tasks in one state: run | archive | delete | cancel.
--- ARGV 4 action, 5 state, 6 limit, 7 retention dead, 8 retention cancelled.
--- Returns { tasks acted on, tasks looked at }; call again while 'looked at' equals the limit.
--- A workflow node's task is not run (its workflow's retry runs it) and not counted.
+-- ARGV 4 action, 5 state, 6 limit, 7 retention dead, 8 retention cancelled, 9 cursor: the last
+-- task an earlier batch left in the state ('' none: from the first), 10 its score.
+-- Returns { tasks acted on, tasks looked at, cursor, its score }; call again with that cursor
+-- while 'looked at' equals the limit and the batch acted on some or moved the cursor.
+--
+-- A task the action refuses stays in its state (a workflow node's dead or cancelled task is not
+-- run: its workflow's retry runs it; it is not counted): the next batch starts after the last
+-- such one, so any number of them is gone past. A sorted set's batch starts after the cursor's
+-- rank, or, once the cursor left the set, at its score. The queued list takes no cursor (its
+-- actions, archive and delete, refuse no queued task): its batches are its first tasks.
 local action, state, limit = ARGV[4], ARGV[5], tonumber(ARGV[6])
 local retention = { dead = tonumber(ARGV[7]), cancelled = tonumber(ARGV[8]) }
-local ids
+local cursor, cursor_score = ARGV[9] or '', ARGV[10] or ''
+local ids, scores = {}, {}
 if state == 'queued' then
   ids = redis.call('LRANGE', K_QUEUED, -limit, -1)
 else
-  ids = redis.call('ZRANGE', ZSET_OF[state], 0, limit - 1)
+  local key = ZSET_OF[state]
+  local from = 0
+  if cursor ~= '' then
+    local rank = redis.call('ZRANK', key, cursor)
+    from = rank and rank + 1 or redis.call('ZCOUNT', key, '-inf', '(' .. cursor_score)
+  end
+  local flat = redis.call('ZRANGE', key, from, from + limit - 1, 'WITHSCORES')
+  for i = 1, #flat, 2 do
+    ids[#ids + 1] = flat[i]
+    scores[#ids] = flat[i + 1]
+  end
 end
 local done = 0
-for _, id in ipairs(ids) do
+for i, id in ipairs(ids) do
   local m = get_meta(id)
   if m then
     local r = OPERATIONS[action](id, m, retention)
-    if r == 'ok' or r == 'requested' then done = done + 1 end
+    if r == 'ok' or r == 'requested' then
+      done = done + 1
+    elseif scores[i] then
+      cursor, cursor_score = id, scores[i]
+    end
   else
     unlink(id, state)
   end
@@ -24,4 +46,4 @@ end
 settle_nodes()
 trim_kept(TRIM_LIMIT)
 publish_lifecycle()
-return { done, #ids }
+return { done, #ids, cursor, cursor_score }
