@@ -1,6 +1,8 @@
 -- Runs a failed or cancelled workflow again (workflow-contract.ts retryWorkflow): its dead and
--- cancelled nodes are pending once more, each waiting on its parents that did not complete;
--- those waiting on none start now as new runs of their tasks. Completed nodes keep their results.
+-- cancelled nodes, and every node downstream of one (even a completed one: a runOnFailure node
+-- that ran after a failure, and what ran after it, ran on inputs that are run again), are
+-- pending once more, each waiting on its parents that run again; those waiting on none start
+-- now as new runs of their tasks. The other nodes, all completed, keep their results.
 -- KEYS from FIRST_EXTRA_KEY: the workflow's meta key.
 -- ARGV 4 workflow id, 5 the next onFinish run's task id ('' none).
 -- Returns 'ok', 'missing' or 'invalid:<state>' (running or completed).
@@ -10,9 +12,29 @@ if not w then return 'missing' end
 local previous = w.state
 if previous ~= 'failed' and previous ~= 'cancelled' then return 'invalid:' .. previous end
 local states = lib.hash_of(redis.call('HGETALL', w.key.state))
+local order = redis.call('LRANGE', w.key.order, 0, -1)
+-- The nodes that run again: those not completed and their descendants (a stack, not recursion:
+-- a chain may be long), each once; listed in declared order.
+local rerun, stack = {}, {}
+for _, node in ipairs(order) do
+  if states[node] ~= 'completed' then
+    rerun[node] = true
+    stack[#stack + 1] = node
+  end
+end
+local children = nil
+while #stack > 0 do
+  children = children or lib.hash_of(redis.call('HGETALL', w.key.children))
+  for _, child in ipairs(decode_json(children[table.remove(stack)])) do
+    if not rerun[child] then
+      rerun[child] = true
+      stack[#stack + 1] = child
+    end
+  end
+end
 local again = {}
-for _, node in ipairs(redis.call('LRANGE', w.key.order, 0, -1)) do
-  if states[node] ~= 'completed' then again[#again + 1] = node end
+for _, node in ipairs(order) do
+  if rerun[node] then again[#again + 1] = node end
 end
 redis.call('HSET', w.key.meta, 'state', 'running', 'failed', '0', 'cancelling', '0', 'open', #again)
 redis.call('HDEL', w.key.meta, 'finished')
@@ -33,7 +55,7 @@ for _, node in ipairs(again) do
   redis.call('DEL', w.pending .. node)
   local waits = {}
   for _, parent in ipairs(decode_json(redis.call('HGET', w.key.parents, node))) do
-    if states[parent] ~= 'completed' then waits[#waits + 1] = parent end
+    if rerun[parent] then waits[#waits + 1] = parent end
   end
   if #waits > 0 then lib.call_chunked('SADD', w.pending .. node, waits) else ready[#ready + 1] = node end
 end
@@ -41,5 +63,7 @@ lib.announce_workflow(w.id, 'running')
 for _, node in ipairs(ready) do lib.start_node(w, node, lib.node_info(w, node)) end
 -- A node whose task id another task took ends dead at its start: settled here.
 settle_nodes()
+-- A workflow cancelled while its last nodes completed has none to run again: it ends now.
+lib.finish_if_done(w)
 publish_lifecycle()
 return 'ok'
