@@ -448,6 +448,17 @@ export function workflowConformance(openStore: OpenStore): void {
       expect((await backend.getWorkflow(wf.id))!).toMatchObject({ state: 'failed', counts: { dead: 1, cancelled: 1 } });
     });
 
+    it('retrying a cancelled workflow whose nodes all completed anyway ends it completed at once', async () => {
+      const { backend } = store;
+      const wf = newWorkflow([{ id: 'a' }]);
+      await backend.createWorkflow(wf);
+      const a = await claimNode(backend, wf, 'a');
+      await backend.cancelWorkflow(wf.id);
+      await ackOk(backend, completeAck(a, 'done anyway'));
+      expect((await backend.getWorkflow(wf.id))!.state).toBe('cancelled');
+      expect((await backend.retryWorkflow(wf.id, null))!).toMatchObject({ state: 'completed', counts: { completed: 1 } });
+    });
+
     it('bulk run goes past any number of workflow node tasks to the others', async () => {
       const { backend } = store;
       const wf = newWorkflow(Array.from({ length: 600 }, (_, i) => ({ id: `n${i}` })), { failFast: false });

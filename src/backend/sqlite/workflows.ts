@@ -278,6 +278,8 @@ export function retryWorkflow(t: Transition, id: string, onFinishTaskId: string 
   for (const node of again) {
     if (!t.get('SELECT 1 FROM workflow_edges WHERE workflow_id = ? AND child = ? LIMIT 1', id, node.node)) startOrFail(t, id, node.node, node.task_id, node.spec);
   }
+  // Nothing to run again (a cancelled workflow whose running nodes completed anyway): it ends now.
+  finishIfDone(t, id);
   return true;
 }
 
