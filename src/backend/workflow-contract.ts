@@ -52,6 +52,8 @@ export interface NewWorkflow {
   nodes: NewWorkflowNode[];
   /** Enqueued once when the workflow finishes, with WorkflowFinish as its payload (`payload` of the spec is ignored). */
   onFinish: { taskId: string; task: WorkflowTaskSpec } | null;
+  /** Every task id was made by uuidv7() for this workflow (the client's): none can be taken, and a store need not look. */
+  generatedTaskIds?: boolean;
 }
 
 /** The payload of a workflow's onFinish task: the node ids by how they ended. */
@@ -108,9 +110,9 @@ export interface WorkflowInputs {
 export interface WorkflowStore {
   /**
    * Stores the workflow and enqueues its root nodes, in one transition. An id already used
-   * throws TL_WORKFLOW_CONFLICT; nothing is stored.
+   * throws TL_WORKFLOW_CONFLICT, a root task id another task has TL_TASK_CONFLICT; then nothing is stored.
    */
-  createWorkflow(workflow: NewWorkflow): Promise<WorkflowRecord>;
+  createWorkflow(workflow: NewWorkflow): Promise<{ id: string; state: WorkflowState }>;
   /** The workflow with its nodes, or null. */
   getWorkflow(id: string): Promise<WorkflowRecord | null>;
   /** Newest first, optionally of one state; limit and cursor as listTasks (TL_INVALID_ARGUMENT). */

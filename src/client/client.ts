@@ -238,8 +238,7 @@ export class Client {
       }
     }
     for (const node of plan.nodes) node.task.headers = injectTraceContext(node.task.headers);
-    const record = await this.backend.createWorkflow(plan);
-    return { id: record.id, state: record.state };
+    return this.backend.createWorkflow(plan);
   }
 
   /** The workflow with its nodes (states, results, errors), or null for an unknown id. */

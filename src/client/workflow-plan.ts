@@ -86,7 +86,7 @@ export function planWorkflow(root: WorkflowPart, options: WorkflowOptions | unde
     const defaults = isTaskDefinition(part.definition) ? part.definition.defaults : {};
     onFinish = { taskId: uuidv7(), task: nodeTask({ id: 'onFinish', type: part.type, payload: null, options: { ...defaults, ...part.options }, definition: null }, context, 'onFinish') };
   }
-  return { id, name: opts.name ?? null, failFast: opts.failFast ?? true, retention, nodes, onFinish };
+  return { id, name: opts.name ?? null, failFast: opts.failFast ?? true, retention, nodes, onFinish, generatedTaskIds: true };
 }
 
 function wrap<T>(where: string, fn: () => T): T {

@@ -76,7 +76,8 @@ export function workflowConformance(openStore: OpenStore): void {
     it('a chain runs in order, each node seeing its parent’s result; results are kept by node id', async () => {
       const { backend } = store;
       const wf = newWorkflow([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', dependsOn: ['b'] }]);
-      const created = await backend.createWorkflow(wf);
+      expect(await backend.createWorkflow(wf)).toEqual({ id: wf.id, state: 'running' });
+      const created = (await backend.getWorkflow(wf.id))!;
       expect(created).toMatchObject({ id: wf.id, state: 'running', finishedAt: null });
       expect(created.nodes.map((n) => [n.id, n.state, n.dependsOn])).toEqual([['a', 'queued', []], ['b', 'pending', ['a']], ['c', 'pending', ['b']]]);
       // A node has a task only from when it starts.

@@ -181,7 +181,7 @@ export class RedisBackend implements SchedulingBackend {
 
   // ── workflows (workflows.ts) ────────────────────────────────────────────────
 
-  createWorkflow(workflow: NewWorkflow): Promise<WorkflowRecord> {
+  createWorkflow(workflow: NewWorkflow): Promise<{ id: string; state: WorkflowState }> {
     return workflows.createWorkflow(this.c, workflow);
   }
 

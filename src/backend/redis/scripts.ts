@@ -10,7 +10,7 @@ import { assemblePlainScript, assembleQueueScript, readHelpers } from './lua-sou
  */
 const QUEUE_SCRIPTS = [
   'enqueue', 'claim', 'ack', 'ack-claim', 'renew', 'recover', 'forward', 'cleanup', 'operate', 'operate-all', 'progress', 'queue-info',
-  'fire', 'fire-history', 'workflow-create', 'workflow-cancel', 'workflow-retry', 'workflow-read', 'workflow-cleanup',
+  'fire', 'fire-history', 'workflow-create', 'workflow-cancel', 'workflow-retry', 'workflow-read', 'workflow-inputs', 'workflow-cleanup',
 ] as const;
 /** Scripts on other keys (schedules, scheduler instances, locks): the clock prelude only. */
 const PLAIN_SCRIPTS = ['schedule-save', 'schedule-advance', 'schedulers', 'lock'] as const;
@@ -42,6 +42,7 @@ export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> =
   'workflow-cancel': [],
   'workflow-retry': [],
   'workflow-read': [],
+  'workflow-inputs': [],
   'workflow-cleanup': [],
 };
 

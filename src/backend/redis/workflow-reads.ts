@@ -90,26 +90,16 @@ async function newestFirst(c: RedisConnection, key: string, after: [number, stri
   return [...ties, ...pairs((replies[1]?.[1] as string[] | undefined) ?? [])].slice(0, count);
 }
 
-/** The parents' states and results of workflow nodes, in two round trips; null for a node unknown. */
+/** The parents' states and results of workflow nodes, in one call (lua/workflow-inputs.lua); null for a node unknown. */
 export async function workflowInputs(c: RedisConnection, nodes: Array<{ workflowId: string; node: string }>): Promise<Array<WorkflowInputs | null>> {
   if (nodes.length === 0) return [];
-  const first = c.redis.pipeline();
-  for (const { workflowId, node } of nodes) first.hget(c.keys.workflow(workflowId).parents, node);
-  const parentLists = ((await c.call(() => first.exec())) ?? []).map(([, raw]) => (typeof raw === 'string' ? (JSON.parse(raw) as string[]) : null));
-  const second = c.redis.pipeline();
-  nodes.forEach(({ workflowId }, i) => {
-    const parents = parentLists[i];
-    if (parents === null || parents.length === 0) return;
-    const keys = c.keys.workflow(workflowId);
-    second.hmget(keys.state, ...parents).hmget(keys.results, ...parents).hmget(keys.errors, ...parents);
-  });
-  const replies = second.length > 0 ? ((await c.call(() => second.exec())) ?? []) : [];
-  let at = 0;
-  return parentLists.map((parents) => {
-    if (parents === null) return null;
-    if (parents.length === 0) return { parents: [] };
-    const [states, results, errors] = [0, 1, 2].map((k) => replies[at + k][1] as (string | null)[]);
-    at += 3;
-    return { parents: parents.map((id, i) => ({ id, state: states[i] as WorkflowNodeState, result: results[i], error: errors[i] })) };
+  const args: string[] = [String(nodes.length)];
+  for (const { workflowId, node } of nodes) args.push(workflowId, node);
+  const reply = (await c.runScript('workflow-inputs', '', args, [c.keys.workflow(nodes[0].workflowId).meta])) as Array<(string | null)[] | null>;
+  return reply.map((flat) => {
+    if (flat === null) return null;
+    const parents: WorkflowInputs['parents'] = [];
+    for (let i = 0; i < flat.length; i += 4) parents.push({ id: flat[i]!, state: flat[i + 1] as WorkflowNodeState, result: flat[i + 2] ?? null, error: flat[i + 3] ?? null });
+    return { parents };
   });
 }

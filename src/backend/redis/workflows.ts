@@ -30,11 +30,12 @@ function startSpec(task: NewTask): { g: string; p: string; dl: number; ra: numbe
  * Stores the workflow and enqueues its roots (lua/workflow-create.lua). TL_WORKFLOW_CONFLICT for
  * an id in use, TL_TASK_CONFLICT for a root whose task id another task has; then nothing is stored.
  */
-export async function createWorkflow(c: RedisConnection, wf: NewWorkflow): Promise<WorkflowRecord> {
+export async function createWorkflow(c: RedisConnection, wf: NewWorkflow): Promise<{ id: string; state: 'running' }> {
   const tasks = wf.nodes.map((node) => startedTask(node.task, node.taskId, { workflowId: wf.id, workflowNode: node.id }));
   const onFinish = wf.onFinish === null ? null : startedTask(wf.onFinish.task, wf.onFinish.taskId, { workflowId: wf.id });
   checkStorableTasks(onFinish === null ? tasks : [...tasks, onFinish]);
-  await refuseTakenRootIds(c, wf, tasks);
+  // Ids the client made with uuidv7() cannot be taken: the look into the other queues is for others.
+  if (wf.generatedTaskIds !== true) await refuseTakenRootIds(c, wf, tasks);
   const children = new Map<string, string[]>(wf.nodes.map((node) => [node.id, []]));
   for (const node of wf.nodes) for (const parent of node.dependsOn) children.get(parent)?.push(node.id);
   const args: (string | number)[] = [
@@ -51,7 +52,7 @@ export async function createWorkflow(c: RedisConnection, wf: NewWorkflow): Promi
   const reply = String(await c.runScript('workflow-create', '', args, [c.keys.workflow(wf.id).meta]));
   if (reply === 'conflict') throw workflowConflict(wf.id);
   if (reply.startsWith('task:')) throw taskConflict(wf, reply.slice(5));
-  return (await getWorkflow(c, wf.id))!;
+  return { id: wf.id, state: 'running' };
 }
 
 /**

@@ -232,9 +232,9 @@ export class SqliteBackend implements SchedulingBackend {
 
   // ── workflows (workflows.ts: the transitions; workflow-reads.ts) ───────────
 
-  async createWorkflow(workflow: NewWorkflow): Promise<WorkflowRecord> {
+  async createWorkflow(workflow: NewWorkflow): Promise<{ id: string; state: WorkflowState }> {
     await this.store.write((t) => workflows.createWorkflow(t, workflow));
-    return (await this.getWorkflow(workflow.id))!;
+    return { id: workflow.id, state: 'running' };
   }
 
   async getWorkflow(id: string): Promise<WorkflowRecord | null> {
