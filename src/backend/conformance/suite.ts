@@ -26,6 +26,7 @@ import { operationConformance } from './operations.js';
 import { schedulerConformance } from './schedulers.js';
 import { scheduleConformance } from './schedules.js';
 import { searchConformance } from './search.js';
+import { workflowFailureConformance } from './workflow-failures.js';
 import { workflowConformance } from './workflows.js';
 
 export type { ConformanceStore, OpenStore };
@@ -48,5 +49,6 @@ export function runConformanceSuite(name: string, openStore: OpenStore): void {
     lockConformance(openStore);
     auditConformance(openStore);
     workflowConformance(openStore);
+    workflowFailureConformance(openStore);
   });
 }
