@@ -22,7 +22,7 @@ export class CommandFailed extends Error {
 
 const USAGE_CODES = [
   'TL_INVALID_ARGUMENT', 'TL_INVALID_OPTION', 'TL_VALIDATION_FAILED', 'TL_PAYLOAD_TOO_LARGE', 'TL_PAYLOAD_NOT_JSON',
-  'TL_INVALID_CRON', 'TL_INVALID_TIMEZONE', 'TL_INVALID_SCHEDULE',
+  'TL_INVALID_CRON', 'TL_INVALID_TIMEZONE', 'TL_INVALID_SCHEDULE', 'TL_INVALID_WORKFLOW',
 ] as const;
 
 const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);

@@ -346,8 +346,9 @@ function workflowNotFound(id: string): TasklineError {
 /** A workflow that ended failed or cancelled: `workflow` has each node's state and error. */
 export class WorkflowFailedError extends TasklineError {
   constructor(readonly workflow: WorkflowInfo) {
-    const failed = workflow.nodes.filter((n) => n.state === 'dead' || (n.state === 'cancelled' && n.error !== null && !n.error.startsWith('workflow ') && !n.error.startsWith('parent ')));
-    const first = failed[0];
+    // The node that failed it: a dead one, else one cancelled by someone other than the workflow.
+    const byWorkflow = (error: string | null) => error !== null && (error.startsWith('workflow ') || error.startsWith('parent '));
+    const first = workflow.nodes.find((n) => n.state === 'dead') ?? workflow.nodes.find((n) => n.state === 'cancelled' && !byWorkflow(n.error));
     super('TL_WORKFLOW_FAILED', `workflow ${workflow.id} is ${workflow.state}${first ? `: node ${JSON.stringify(first.id)} ended ${first.state}${first.error ? `: ${first.error}` : ''}` : ''}`, { details: workflow });
   }
 }

@@ -71,7 +71,7 @@ describe.each(BACKEND_KINDS)('taskline workflow on %s', (kind) => {
     }
   });
 
-  it('bad input: exit 2 for usage, 1 with one line naming the node for a bad graph; nothing stored', async () => {
+  it('bad input: exit 2 with one line naming the node or field; nothing stored', async () => {
     expect((await cli('workflow', 'run')).code).toBe(2);
     expect((await cli('workflow', 'run', '--file', join(store.dir, 'missing.json'))).code).toBe(2);
     expect((await cli('workflow', 'ls', '--state', 'nope')).code).toBe(2);
@@ -85,7 +85,7 @@ describe.each(BACKEND_KINDS)('taskline workflow on %s', (kind) => {
     ] as const) {
       writeFileSync(file, doc);
       const result = await cli('workflow', 'run', '--file', file);
-      expect(result.code, result.stderr).toBe(1);
+      expect(result.code, result.stderr).toBe(2);
       expect(oneLine(result.stderr)).toContain(message);
     }
     const missing = await cli('workflow', 'get', 'nope');

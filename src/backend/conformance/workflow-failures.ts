@@ -35,6 +35,8 @@ export function workflowFailureConformance(openStore: OpenStore): void {
       const done = (await backend.getWorkflow(wf.id))!;
       expect(done.state).toBe('failed');
       expect(done.nodes.find((n) => n.id === 'bad')!.error).toBe('fatal');
+      // Its worker said 'aborted'; the node says who cancelled it.
+      expect(done.nodes.find((n) => n.id === 'busy')!.error).toBe('workflow failed');
       const [finish] = await tasksOfType(backend, 'finish', 'queued', 'finish');
       expect(finish).toBe(done.onFinishTaskId);
       const payload: WorkflowFinish = { workflowId: wf.id, state: 'failed', completed: [], failed: ['bad'], cancelled: ['busy', 'waiting', 'after', 'later'] };

@@ -108,7 +108,7 @@ export function registerWorkflowCommands(program: Command): void {
           } catch (error) {
             if (error instanceof WorkflowFailedError) {
               ctx.out.data(workflowJson(error.workflow));
-              throw new CommandFailed(error.message);
+              throw new CommandFailed(`${error.message} (each node: taskline workflow get ${id}; run its failed nodes again: taskline workflow retry ${id})`);
             }
             if (isTasklineError(error, 'TL_TIMEOUT')) throw new CommandFailed(`workflow ${id} did not finish within ${options.waitTimeout} ms (it goes on; see taskline workflow get ${id})`);
             throw error;

@@ -253,6 +253,9 @@ local function workflow_lib()
   -- A node reached a final state: recorded (its result or error kept by the workflow, whatever
   -- its task's retention), then its children and the workflow move on.
   local function end_node(w, node, state, result, err)
+    -- A running node cancelled while its workflow fails or is cancelled was cancelled by it (its
+    -- worker reports an operator's cancel): the node says why.
+    if state == 'cancelled' and (w.cancelling or w.failed) then err = w.cancelling and 'workflow cancelled' or 'workflow failed' end
     redis.call('HSET', w.key.state, node, state)
     if result then redis.call('HSET', w.key.results, node, result) end
     if err then redis.call('HSET', w.key.errors, node, err) end
