@@ -10,7 +10,8 @@ import { whyTaskWaits } from './why-waiting.js';
 import type { Waiting } from '../core/why-waiting.js';
 import type { WorkflowPart } from '../core/workflow.js';
 import type { WorkflowState } from '../backend/contract.js';
-import { decodeResult, planWorkflow, toWorkflowInfo, type WorkflowInfo, type WorkflowOptions } from './workflow-plan.js';
+import { planWorkflow, toWorkflowInfo, type WorkflowInfo, type WorkflowOptions } from './workflow-plan.js';
+import { parseStoredJson } from '../backend/shared.js';
 
 export interface ClientOptions {
   /** Largest accepted payload, in bytes of JSON. Default 1 MiB. */
@@ -293,7 +294,7 @@ export class Client {
       const check = () => {
         this.backend.getWorkflow(id).then((wf) => {
           if (wf === null) return finish(() => reject(workflowNotFound(id)));
-          if (wf.state === 'completed') return finish(() => resolve(Object.fromEntries(wf.nodes.map((n) => [n.id, decodeResult(n.result)])) as R));
+          if (wf.state === 'completed') return finish(() => resolve(Object.fromEntries(wf.nodes.map((n) => [n.id, parseStoredJson(n.result)])) as R));
           if (wf.state !== 'running') return finish(() => reject(new WorkflowFailedError(toWorkflowInfo(wf))));
         }, (error: unknown) => (lastError = error));
       };

@@ -12,6 +12,7 @@ import { compileWorkflow, type TaskPart, type WorkflowPart, type WorkflowNodeSpe
 import { duration, isWellFormed, quote } from '../core/validate.js';
 import type { NewTask } from '../core/task.js';
 import type { NewWorkflow, WorkflowNodeRecord, WorkflowRecord, WorkflowTaskSpec } from '../backend/contract.js';
+import { parseStoredJson } from '../backend/shared.js';
 
 /** Most bytes of JSON all the payloads of one workflow may have together. */
 export const MAX_WORKFLOW_PAYLOAD_BYTES = 16 * 1024 * 1024;
@@ -107,15 +108,6 @@ export interface WorkflowInfo extends Omit<WorkflowRecord, 'nodes'> {
   nodes: WorkflowNodeInfo[];
 }
 
-export function decodeResult(text: string | null): unknown {
-  if (text === null) return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
 export function toWorkflowInfo(record: WorkflowRecord): WorkflowInfo {
-  return { ...record, nodes: record.nodes.map((n) => ({ ...n, result: decodeResult(n.result) })) };
+  return { ...record, nodes: record.nodes.map((n) => ({ ...n, result: parseStoredJson(n.result) })) };
 }

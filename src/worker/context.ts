@@ -1,4 +1,5 @@
 import type { Ack, ClaimedTask, WorkflowInputs } from '../backend/contract.js';
+import { parseStoredJson } from '../backend/shared.js';
 import type { TaskLinks, TaskLogLine } from '../core/task.js';
 
 /**
@@ -264,22 +265,13 @@ export class AttemptContext implements TaskContext {
   private parentValues(): Array<[string, unknown]> {
     const inputs = this.inputs;
     if (inputs instanceof Error) throw inputs;
-    this.#parentValues ??= inputs === null ? [] : inputs.parents.map((p) => [p.id, p.state === 'completed' ? decodeJson(p.result) : new ParentFailure(p.id, p.state, p.error)]);
+    this.#parentValues ??= inputs === null ? [] : inputs.parents.map((p) => [p.id, p.state === 'completed' ? parseStoredJson(p.result) : new ParentFailure(p.id, p.state, p.error)]);
     return this.#parentValues;
   }
 
   /** For JSON and logs: the task and its payload. */
   toJSON(): { task: TaskMeta; payload: unknown } {
     return { task: this.task, payload: this.payload };
-  }
-}
-
-function decodeJson(text: string | null): unknown {
-  if (text === null) return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
   }
 }
 

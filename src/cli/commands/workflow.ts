@@ -2,12 +2,13 @@
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { WORKFLOW_STATES, type WorkflowState } from '../../backend/contract.js';
+import { validateWorkflowState } from '../../backend/shared.js';
 import { Client, WorkflowFailedError } from '../../client/client.js';
 import { fromGraphForm } from '../../client/workflow-graph.js';
 import type { WorkflowInfo } from '../../client/workflow-plan.js';
 import { TasklineError, isTasklineError } from '../../core/errors.js';
 import { validateTaskId } from '../../core/options.js';
-import { duration, positiveInt } from '../args.js';
+import { duration, positiveInt, readStdin } from '../args.js';
 import type { CliContext } from '../context.js';
 import { CommandFailed, UsageError } from '../errors.js';
 import { clip, formatTime } from '../output.js';
@@ -20,8 +21,11 @@ interface RunOptions {
 }
 
 function workflowState(value: string): WorkflowState {
-  if (!(WORKFLOW_STATES as readonly string[]).includes(value)) throw new UsageError(`--state must be one of ${WORKFLOW_STATES.join(', ')}, got ${JSON.stringify(value)}`);
-  return value as WorkflowState;
+  try {
+    return validateWorkflowState(value);
+  } catch (error) {
+    throw new UsageError(`--state: ${(error as Error).message}`);
+  }
 }
 
 function workflowJson(wf: WorkflowInfo) {
@@ -65,12 +69,6 @@ async function readGraph(file: string): Promise<unknown> {
   } catch (error) {
     throw new TasklineError('TL_INVALID_WORKFLOW', `--file ${file} is not JSON: ${(error as Error).message}`);
   }
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 export function registerWorkflowCommands(program: Command): void {
