@@ -126,7 +126,8 @@ export interface WorkflowStore {
   /**
    * A failed or cancelled workflow runs again: its dead and cancelled nodes are pending once
    * more (those whose parents all completed start now, as new runs of their tasks), completed
-   * nodes keep their results; `onFinishTaskId` is the id of the next onFinish run. A running or
+   * nodes keep their results; `onFinishTaskId` is the id of the next onFinish run (unused when the
+   * workflow has no onFinish). A running or
    * completed workflow: TL_INVALID_STATE. Unknown id: null.
    */
   retryWorkflow(id: string, onFinishTaskId: string | null): Promise<WorkflowRecord | null>;

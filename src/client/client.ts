@@ -263,9 +263,8 @@ export class Client {
 
   /** Runs a failed or cancelled workflow's dead and cancelled nodes again, keeping completed results. */
   async retryWorkflow(id: string): Promise<WorkflowInfo> {
-    const current = await this.backend.getWorkflow(validateTaskId(id, 'workflow id'));
-    if (current === null) throw workflowNotFound(id);
-    const record = await this.backend.retryWorkflow(id, current.onFinishTaskId === null ? null : uuidv7());
+    // The id of the next onFinish run; a workflow without onFinish leaves it unused.
+    const record = await this.backend.retryWorkflow(validateTaskId(id, 'workflow id'), uuidv7());
     if (record === null) throw workflowNotFound(id);
     return toWorkflowInfo(record);
   }

@@ -124,13 +124,12 @@ function settleTask(t: Transition, taskId: string, state: KeptState, result: str
 
 /** A node reached a final state: record it, then its children and the workflow move on. */
 function endNode(t: Transition, workflowId: string, node: string, state: KeptState, result: string | null, error: string | null): void {
-  const before = t.get<WorkflowRow>(WORKFLOW, workflowId)!;
+  const wf = t.get<WorkflowRow>(WORKFLOW, workflowId)!;
   // A running node cancelled while its workflow fails or is cancelled was cancelled by it (its
   // worker reports an operator's cancel): the node says why.
-  const why = state === 'cancelled' && (before.cancelling === 1 || before.failed === 1) ? (before.cancelling === 1 ? 'workflow cancelled' : 'workflow failed') : error;
+  const why = state === 'cancelled' && (wf.cancelling === 1 || wf.failed === 1) ? (wf.cancelling === 1 ? 'workflow cancelled' : 'workflow failed') : error;
   t.run('UPDATE workflow_nodes SET state = ?, result = ?, error = ? WHERE workflow_id = ? AND node = ?', state, result, why, workflowId, node);
   t.run('UPDATE workflows SET open_nodes = open_nodes - 1 WHERE id = ?', workflowId);
-  const wf = t.get<WorkflowRow>(WORKFLOW, workflowId)!;
   if (state !== 'completed' && wf.cancelling === 0 && wf.failed === 0) {
     t.run('UPDATE workflows SET failed = 1 WHERE id = ?', workflowId);
     wf.failed = 1;
