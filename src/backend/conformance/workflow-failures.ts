@@ -50,7 +50,12 @@ export function workflowFailureConformance(openStore: OpenStore): void {
       await ackOk(backend, deadAck(await claimNode(backend, wf, 'bad'), 'fatal'));
       expect(await nodeStates(backend, wf.id)).toEqual({ bad: 'dead', ok: 'queued', child: 'cancelled', grandchild: 'cancelled', next: 'pending' });
       await complete(backend, wf, 'ok');
-      await complete(backend, wf, 'next');
+      const events = await subscribeUntil(
+        backend,
+        (seen) => seen.some((e) => e.kind === 'workflow' && e.id === wf.id),
+        () => complete(backend, wf, 'next'),
+      );
+      expect(events.find((e) => e.kind === 'workflow')).toEqual({ kind: 'workflow', id: wf.id, state: 'failed' });
       const done = (await backend.getWorkflow(wf.id))!;
       expect(done.state).toBe('failed');
       expect(done.counts).toEqual({ dead: 1, completed: 2, cancelled: 2 });
