@@ -1,20 +1,10 @@
 /** A private redis-server on a free port, for tests that stop, restart or kill Redis. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './ports.js';
 import { Redis } from 'ioredis';
 import { tempDir } from './stores.js';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+export { freePort };
 
 export class RedisServer {
   private process: ChildProcess | null = null;

@@ -4,22 +4,13 @@
  * the store.
  */
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { freePort } from '../helpers/ports.js';
 import { afterEach, beforeEach, expect } from 'vitest';
 import type { Backend } from '../../src/index.js';
 import { CliProcess, cliStore, type BackendKind, type CliStore } from '../cli/helpers.js';
 import { eventually } from '../helpers/processes.js';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface ServerInstance {
   process: CliProcess;
