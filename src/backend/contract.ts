@@ -10,7 +10,7 @@ import type { TaskFilter } from '../core/task-query.js';
 import type { AuditEntry, AuditPage } from './audit-contract.js';
 import type { LockStore, ScheduleStore } from './schedule-contract.js';
 import type { SearchPageOptions, TaskSearchPage } from './search-contract.js';
-import type { WorkflowState, WorkflowStore } from './workflow-contract.js';
+import type { WorkflowInputs, WorkflowState, WorkflowStore } from './workflow-contract.js';
 
 export * from './schedule-contract.js';
 export * from './search-contract.js';
@@ -70,6 +70,11 @@ export interface ClaimedTask {
   /** The lease token every write back must carry. */
   token: string;
   leaseExpiresAt: number;
+  /**
+   * A workflow node's parents' outcomes, when the store hands them over with the claim (else the
+   * worker reads them with workflowInputs).
+   */
+  inputs?: WorkflowInputs;
 }
 
 export interface AckAndClaimResult {

@@ -54,7 +54,7 @@ export function countWithin(name: string, value: unknown, max: number): number {
  * first; this is the stores' own guard for callers of the backend: Redis's Lua (cjson) cannot
  * decode such a record, and no store can keep the text as UTF-8.
  */
-export function checkStorableTasks(tasks: readonly NewTask[]): void {
+export function checkStorableTasks(tasks: ReadonlyArray<Pick<NewTask, 'id' | 'type' | 'uniqueKey' | 'headers' | 'links'>>): void {
   for (const task of tasks) {
     const at = malformedStringPath({ type: task.type, uniqueKey: task.uniqueKey, headers: task.headers, links: task.links });
     if (at !== null) {

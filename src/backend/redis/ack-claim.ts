@@ -5,7 +5,7 @@
 import { FORWARD_LIMIT } from '../shared.js';
 import { DEFAULT_RETENTION, type Ack, type AckAndClaimResult, type AckResult, type ClaimRequest, type ClaimResult } from '../contract.js';
 import { chunksByQueue } from './batches.js';
-import { decodeClaimed, encodeAttempt } from './codec.js';
+import { decodeClaimed, decodeInputs, encodeAttempt } from './codec.js';
 import type { RedisConnection } from './connection.js';
 import type { ScriptCall } from './scripts.js';
 
@@ -109,8 +109,11 @@ function decodeClaimReply(reply: (string | number)[], start: number, queue: stri
   const tasks = [];
   const token = String(reply[start + 4]);
   const now = Number(reply[start + 3]);
-  for (let j = start + 5; j < reply.length; j += 3) {
-    tasks.push(decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), token, leaseMs, now));
+  for (let j = start + 5; j < reply.length; j += 4) {
+    const task = decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), token, leaseMs, now);
+    const inputs = reply[j + 3] === null ? undefined : decodeInputs(String(reply[j + 3]));
+    if (inputs !== undefined) task.inputs = inputs;
+    tasks.push(task);
   }
   const nextDue = Number(reply[start + 1]);
   return { queue, tasks, paused: reply[start] === 1, more: reply[start + 2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now };

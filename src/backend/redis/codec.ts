@@ -1,6 +1,7 @@
 /** Encoding of task records in Redis: a compact JSON object with short field names (lua/lib/queue.lua). */
 import { isTaskState, type AttemptRecord, type BackoffSpec, type NewTask, type TaskLinks, type TaskLogLine, type TaskRecord, type TaskState } from '../../core/task.js';
 import type { ClaimedTask } from '../contract.js';
+import type { WorkflowInputs, WorkflowNodeState } from '../workflow-contract.js';
 import { normalizeAttempt, noteUnreadable, parseStoredJson, parseStoredObject } from '../shared.js';
 
 /** The stored record, as the Lua scripts write it. */
@@ -27,16 +28,26 @@ export interface StoredMeta {
   x?: number;
 }
 
-/** The immutable part of a new task's record, as JSON object members without braces. */
-export function encodeRecordFragment(task: NewTask): string {
-  const fields: Partial<StoredMeta> = { t: task.type, m: task.maxRetries, o: task.timeout };
-  if (task.deadline !== null) fields.d = task.deadline;
-  if (task.uniqueKey !== null) fields.u = task.uniqueKey;
-  if (task.retention !== null) fields.r = task.retention;
-  if (task.backoff !== null) fields.b = task.backoff;
-  if (task.headers !== null) fields.h = task.headers;
-  if (task.links !== null) fields.l = task.links;
-  return JSON.stringify(fields).slice(1, -1);
+/** What a new task's record fragment holds. */
+export type FragmentSource = Pick<NewTask, 'type' | 'maxRetries' | 'timeout' | 'deadline' | 'retention' | 'backoff' | 'headers'> & {
+  uniqueKey?: string | null;
+  links?: TaskLinks | null;
+};
+
+/**
+ * The immutable part of a new task's record, as JSON object members without braces, in the
+ * order t, m, o, d, u, r, b, h, l (the Lua scripts read the type as the first member). Written
+ * member by member: a bulk enqueue or a workflow makes one per task.
+ */
+export function encodeRecordFragment(task: FragmentSource, links: TaskLinks | null = task.links ?? null): string {
+  let text = `"t":${JSON.stringify(task.type)},"m":${JSON.stringify(task.maxRetries)},"o":${JSON.stringify(task.timeout)}`;
+  if (task.deadline != null) text += `,"d":${JSON.stringify(task.deadline)}`;
+  if (task.uniqueKey != null) text += `,"u":${JSON.stringify(task.uniqueKey)}`;
+  if (task.retention != null) text += `,"r":${JSON.stringify(task.retention)}`;
+  if (task.backoff != null) text += `,"b":${JSON.stringify(task.backoff)}`;
+  if (task.headers != null) text += `,"h":${JSON.stringify(task.headers)}`;
+  if (links != null) text += `,"l":${JSON.stringify(links)}`;
+  return text;
 }
 
 /**
@@ -85,6 +96,28 @@ function objectOrEmpty<T extends object>(value: T | undefined): T {
  * A claimed task from the claim's reply: its running record, or, for a first attempt, the record
  * as it was queued (the claim's time `now` is then its start; lua/lib/claim-batch.lua).
  */
+/**
+ * A workflow node's parents' outcomes from their flat form (lua/lib/workflow.lua node_inputs,
+ * lua/workflow-inputs.lua): per parent id, state, result, error, with null or false for none.
+ */
+export function inputsFromFlat(flat: ReadonlyArray<string | null | false>): WorkflowInputs {
+  const parents: WorkflowInputs['parents'] = [];
+  for (let i = 0; i + 3 < flat.length; i += 4) {
+    parents.push({ id: String(flat[i]), state: flat[i + 1] as WorkflowNodeState, result: flat[i + 2] || null, error: flat[i + 3] || null });
+  }
+  return { parents };
+}
+
+/** The inputs a claim handed over (JSON of the flat form); undefined when unreadable: the worker reads them itself. */
+export function decodeInputs(raw: string): WorkflowInputs | undefined {
+  try {
+    const flat = JSON.parse(raw) as unknown;
+    return Array.isArray(flat) ? inputsFromFlat(flat as Array<string | null | false>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function decodeClaimed(queue: string, id: string, rawMeta: string, payload: string, token: string, leaseMs: number, now: number): ClaimedTask {
   const m = JSON.parse(rawMeta) as StoredMeta;
   const startedAt = m.sa ?? now;

@@ -23,10 +23,13 @@
  * - keep      hash   completed/dead/cancelled -> most tasks of that state kept (setQueueKeep);
  *                    nodes -> 1 once a workflow has a node in the queue (its ack batches look
  *                    for node tasks only then; read with the bounds, lua/lib/keep.lua)
+ * - inputs    hash   id -> what a workflow node's handler reads of its parents, written at its
+ *                    start (JSON: per parent id, state, result, error; false for none), handed
+ *                    to the worker by its claim (lua/lib/workflow.lua)
  */
 export const QUEUE_KEY_NAMES = [
   'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled',
-  'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor', 'keep',
+  'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor', 'keep', 'inputs',
 ] as const;
 export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
 
@@ -35,20 +38,24 @@ export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
  * builds the same names from the prefix, for the workflow a node's task links to):
  * - meta      hash  name (JSON), state, failFast, failed, cancelling (1 | 0), open (nodes not
  *                   final), created, finished, retention (ms, the default resolved at creation),
- *                   onFinish (its task as it starts, JSON), onFinishTask (its current run's id)
- * - nodes     hash  node -> {k task id, q queue, y type, r runOnFailure 1 | 0} (JSON)
- * - parents, children  hash  node -> its parents (declared order) / its children, JSON arrays
- * - specs     hash  node -> its task as it starts: {g record fragment (codec.ts), p payload,
- *                   dl delay ms, ra runAt ms (-1: none)} (JSON)
+ *                   onFinish (its task as it starts, JSON), onFinishTask (its current run's id),
+ *                   fresh (1 while the nodes' task ids are the client's new uuids and no node ran
+ *                   twice: a start need not look for the id's earlier task)
+ * - nodes     hash  node -> all that does not change: {k task id, q queue, y type, r
+ *                   runOnFailure 1 | 0, a its parents (declared order), c its children, g record
+ *                   fragment (codec.ts), p payload, dl delay ms, ra runAt ms (-1: none)} (JSON):
+ *                   one read at its end, one at its start
  * - order     list  the node ids in declared order
  * - state     hash  node -> pending | started | completed | dead | cancelled (a started node's
  *                   state is its task's)
  * - results, errors  hash  node -> result JSON of a completed node / error of a failed one
- * - pending:<node>  set  the parents not finished yet: the finishing parent's SREM that empties
- *                   it starts the node (no counter); deleted when the node is cancelled
+ * - waiting   hash  pending node -> how many of its parents have not finished; the finishing
+ *                   parent whose HINCRBY reaches 0 starts it. Each parent releases a child once
+ *                   per run (its own end, or its cancel, happens once), so the count is exact;
+ *                   the field goes when the node starts or is cancelled
  */
-export const WORKFLOW_KEY_NAMES = ['meta', 'nodes', 'parents', 'children', 'specs', 'order', 'state', 'results', 'errors'] as const;
-export type WorkflowKeys = Record<(typeof WORKFLOW_KEY_NAMES)[number], string> & { pending(node: string): string };
+export const WORKFLOW_KEY_NAMES = ['meta', 'nodes', 'order', 'state', 'results', 'errors', 'waiting'] as const;
+export type WorkflowKeys = Record<(typeof WORKFLOW_KEY_NAMES)[number], string>;
 
 export class RedisKeys {
   private readonly cache = new Map<string, string[]>();
@@ -119,8 +126,7 @@ export class RedisKeys {
   /** A workflow's keys (see WORKFLOW_KEY_NAMES). */
   workflow(id: string): WorkflowKeys {
     const tag = `{${this.prefix}:wf:${id}}`;
-    const keys = Object.fromEntries(WORKFLOW_KEY_NAMES.map((name) => [name, `${tag}:${name}`])) as Record<(typeof WORKFLOW_KEY_NAMES)[number], string>;
-    return { ...keys, pending: (node) => `${tag}:pending:${node}` };
+    return Object.fromEntries(WORKFLOW_KEY_NAMES.map((name) => [name, `${tag}:${name}`])) as WorkflowKeys;
   }
 
   /** Sorted set: workflow id -> created time, every workflow kept (listWorkflows, newest first). */

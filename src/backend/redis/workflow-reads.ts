@@ -5,6 +5,7 @@
 import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
 import { validateWorkflowState } from '../shared.js';
 import type { WorkflowInputs, WorkflowNodeRecord, WorkflowNodeState, WorkflowPage, WorkflowRecord, WorkflowState } from '../workflow-contract.js';
+import { inputsFromFlat } from './codec.js';
 import type { RedisConnection } from './connection.js';
 import type { ScriptCall } from './scripts.js';
 
@@ -22,11 +23,11 @@ function toRecord(id: string, reply: NonNullable<ReadReply>): WorkflowRecord {
   const counts: WorkflowRecord['counts'] = {};
   for (let i = 0; i < flatCounts.length; i += 2) counts[flatCounts[i] as WorkflowNodeState] = Number(flatCounts[i + 1]);
   const nodes: WorkflowNodeRecord[] = [];
-  for (let i = 0; i < flatNodes.length; i += 7) {
-    const info = JSON.parse(flatNodes[i + 1]!) as { k: string; q: string; y: string; r: number };
+  for (let i = 0; i < flatNodes.length; i += 6) {
+    const info = JSON.parse(flatNodes[i + 1]!) as { k: string; q: string; y: string; r: number; a: string[] };
     nodes.push({
-      id: flatNodes[i]!, type: info.y, queue: info.q, state: flatNodes[i + 3] as WorkflowNodeState, taskId: Number(flatNodes[i + 6]) === 1 ? info.k : null,
-      dependsOn: JSON.parse(flatNodes[i + 2]!) as string[], runOnFailure: info.r === 1, result: flatNodes[i + 4] ?? null, error: flatNodes[i + 5] ?? null,
+      id: flatNodes[i]!, type: info.y, queue: info.q, state: flatNodes[i + 2] as WorkflowNodeState, taskId: Number(flatNodes[i + 5]) === 1 ? info.k : null,
+      dependsOn: info.a, runOnFailure: info.r === 1, result: flatNodes[i + 3] ?? null, error: flatNodes[i + 4] ?? null,
     });
   }
   const name = meta.get('name');
@@ -96,10 +97,5 @@ export async function workflowInputs(c: RedisConnection, nodes: Array<{ workflow
   const args: string[] = [c.keys.prefix, String(nodes.length)];
   for (const { workflowId, node } of nodes) args.push(workflowId, node);
   const reply = (await c.runPlainScript('workflow-inputs', [c.keys.workflow(nodes[0].workflowId).meta], args)) as Array<(string | null)[] | null>;
-  return reply.map((flat) => {
-    if (flat === null) return null;
-    const parents: WorkflowInputs['parents'] = [];
-    for (let i = 0; i < flat.length; i += 4) parents.push({ id: flat[i]!, state: flat[i + 1] as WorkflowNodeState, result: flat[i + 2] ?? null, error: flat[i + 3] ?? null });
-    return { parents };
-  });
+  return reply.map((flat) => (flat === null ? null : inputsFromFlat(flat)));
 }

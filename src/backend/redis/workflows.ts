@@ -7,7 +7,7 @@
  * The reads are workflow-reads.ts.
  */
 import { TasklineError } from '../../core/errors.js';
-import type { NewTask } from '../../core/task.js';
+import type { TaskLinks } from '../../core/task.js';
 import { DEFAULT_WORKFLOW_RETENTION, type NewWorkflow, type WorkflowRecord, type WorkflowTaskSpec } from '../contract.js';
 import { checkStorableTasks } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
@@ -16,38 +16,37 @@ import { getWorkflow } from './workflow-reads.js';
 
 export { getWorkflow, listWorkflows, workflowInputs } from './workflow-reads.js';
 
-/** A node's (or the onFinish) task as it will be enqueued, for its record fragment. */
-function startedTask(spec: WorkflowTaskSpec, id: string, links: NewTask['links']): NewTask {
-  return { ...spec, id, links, uniqueKey: null, uniqueFor: null };
-}
-
-/** What a task's start needs, stored until it starts (keys.ts `specs`): the record fragment, payload, delay, runAt. */
-function startSpec(task: NewTask): { g: string; p: string; dl: number; ra: number } {
-  return { g: encodeRecordFragment(task), p: task.payload, dl: task.delay ?? -1, ra: task.runAt ?? -1 };
-}
-
 /**
  * Stores the workflow and enqueues its roots (lua/workflow-create.lua). TL_WORKFLOW_CONFLICT for
  * an id in use, TL_TASK_CONFLICT for a root whose task id another task has; then nothing is stored.
  */
 export async function createWorkflow(c: RedisConnection, wf: NewWorkflow): Promise<{ id: string; state: 'running' }> {
-  const tasks = wf.nodes.map((node) => startedTask(node.task, node.taskId, { workflowId: wf.id, workflowNode: node.id }));
-  const onFinish = wf.onFinish === null ? null : startedTask(wf.onFinish.task, wf.onFinish.taskId, { workflowId: wf.id });
-  checkStorableTasks(onFinish === null ? tasks : [...tasks, onFinish]);
+  const links = wf.nodes.map((node): TaskLinks => ({ workflowId: wf.id, workflowNode: node.id }));
+  const onFinish = wf.onFinish;
+  const onFinishLinks: TaskLinks = { workflowId: wf.id };
+  const stored = wf.nodes.map((node, i) => ({ id: node.taskId, type: node.task.type, uniqueKey: null, headers: node.task.headers, links: links[i] }));
+  if (onFinish !== null) stored.push({ id: onFinish.taskId, type: onFinish.task.type, uniqueKey: null, headers: onFinish.task.headers, links: onFinishLinks });
+  checkStorableTasks(stored);
   // Ids the client made with uuidv7() cannot be taken: the look into the other queues is for others.
-  if (wf.generatedTaskIds !== true) await refuseTakenRootIds(c, wf, tasks);
+  const fresh = wf.generatedTaskIds === true;
+  if (!fresh) await refuseTakenRootIds(c, wf);
   const children = new Map<string, string[]>(wf.nodes.map((node) => [node.id, []]));
   for (const node of wf.nodes) for (const parent of node.dependsOn) children.get(parent)?.push(node.id);
+  const queues = [...new Set(wf.nodes.map((node) => node.task.queue))];
   const args: (string | number)[] = [
     wf.id, wf.name === null ? '' : JSON.stringify(wf.name), wf.failFast ? 1 : 0, wf.retention ?? DEFAULT_WORKFLOW_RETENTION,
-    onFinish === null ? '' : JSON.stringify({ ...startSpec(onFinish), q: onFinish.queue }), onFinish?.id ?? '', wf.nodes.length,
+    onFinish === null ? '' : JSON.stringify({ g: encodeRecordFragment(onFinish.task, onFinishLinks), q: onFinish.task.queue, ...startTimes(onFinish.task) }),
+    onFinish?.taskId ?? '', fresh ? 1 : 0,
+    queues.length, ...queues, wf.nodes.length,
   ];
   wf.nodes.forEach((node, i) => {
-    const info = { k: node.taskId, q: node.task.queue, y: node.task.type, r: node.runOnFailure ? 1 : 0 };
-    args.push(
-      node.id, node.taskId, node.task.queue, JSON.stringify(info), JSON.stringify(startSpec(tasks[i])), JSON.stringify(node.dependsOn),
-      JSON.stringify(children.get(node.id)),
-    );
+    const task = node.task;
+    // keys.ts `nodes`: everything the node's end and its start read, in one record.
+    const record = {
+      k: node.taskId, q: task.queue, y: task.type, r: node.runOnFailure ? 1 : 0, a: node.dependsOn, c: children.get(node.id),
+      g: encodeRecordFragment(task, links[i]), p: task.payload, dl: task.delay ?? -1, ra: task.runAt ?? -1,
+    };
+    args.push(node.id, JSON.stringify(record), node.dependsOn.length);
   });
   const reply = String(await c.runScript('workflow-create', '', args, [c.keys.workflow(wf.id).meta]));
   if (reply === 'conflict') throw workflowConflict(wf.id);
@@ -55,14 +54,19 @@ export async function createWorkflow(c: RedisConnection, wf: NewWorkflow): Promi
   return { id: wf.id, state: 'running' };
 }
 
+/** When a task starts once enqueued: its delay and runAt (ms; -1 for none). */
+function startTimes(task: WorkflowTaskSpec): { dl: number; ra: number } {
+  return { dl: task.delay ?? -1, ra: task.runAt ?? -1 };
+}
+
 /**
  * Task ids are unique across queues, but the script looks in each root's own queue: the roots'
  * ids are first looked up in the other queues (as enqueue does for given ids). The workflow id
  * is checked in the same round trip, so that its conflict is the one reported, as the script would.
  */
-async function refuseTakenRootIds(c: RedisConnection, wf: NewWorkflow, tasks: NewTask[]): Promise<void> {
+async function refuseTakenRootIds(c: RedisConnection, wf: NewWorkflow): Promise<void> {
   const queues = await c.call(() => c.redis.smembers(c.keys.queues));
-  const roots = tasks.filter((_, i) => wf.nodes[i].dependsOn.length === 0);
+  const roots = wf.nodes.filter((node) => node.dependsOn.length === 0).map((node) => ({ id: node.taskId, queue: node.task.queue }));
   const pipeline = c.redis.pipeline().exists(c.keys.workflow(wf.id).meta);
   const checked: string[] = [];
   for (const task of roots) {

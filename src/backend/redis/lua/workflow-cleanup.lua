@@ -1,6 +1,5 @@
 -- Deletes finished workflows past their retention, at most `limit` (workflow-contract.ts
--- cleanupWorkflows): their keys only — their nodes' tasks keep their own retention. A finished
--- workflow has no pending set left (emptied by its node's start, or deleted at its cancel).
+-- cleanupWorkflows): their keys only — their nodes' tasks keep their own retention.
 -- KEYS from FIRST_EXTRA_KEY: the expiry sorted set.
 -- ARGV 4 limit.
 -- Returns how many workflows were deleted.
@@ -13,6 +12,6 @@ for _, id in ipairs(ids) do
   redis.call('ZREM', lib.prefix .. ':workflows', id)
   redis.call('ZREM', lib.prefix .. ':workflows:expiry', id)
   -- UNLINK: a 10,000-node workflow's hashes are freed in the background, not in this call.
-  redis.call('UNLINK', w.key.meta, w.key.nodes, w.key.parents, w.key.children, w.key.specs, w.key.order, w.key.state, w.key.results, w.key.errors)
+  redis.call('UNLINK', w.key.meta, w.key.nodes, w.key.order, w.key.state, w.key.results, w.key.errors, w.key.waiting)
 end
 return #ids

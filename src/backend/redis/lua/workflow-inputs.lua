@@ -2,7 +2,7 @@
 -- (workflow-contract.ts workflowInputs): one call for all the workflow nodes of a claim. A plain
 -- script (scripts.ts): it needs none of the helpers, and a call does not pay for defining them.
 -- ARGV 1 clock offset, 2 key prefix, 3 the number n of nodes, then n pairs: workflow id, node id.
--- The keys are a workflow's (keys.ts workflow): '{<prefix>:wf:<id>}:parents', …
+-- The keys are a workflow's (keys.ts workflow): '{<prefix>:wf:<id>}:nodes', …
 -- Returns per node false (node unknown) or a flat list: per parent id, state, result, error
 -- (false when none).
 local prefix = ARGV[2]
@@ -22,11 +22,11 @@ local out = {}
 local n = tonumber(ARGV[3])
 for i = 0, n - 1 do
   local tag = '{' .. prefix .. ':wf:' .. ARGV[4 + 2 * i] .. '}:'
-  local raw = redis.call('HGET', tag .. 'parents', ARGV[5 + 2 * i])
+  local raw = redis.call('HGET', tag .. 'nodes', ARGV[5 + 2 * i])
   if not raw then
     out[i + 1] = false
   else
-    local parents = cjson.decode(raw)
+    local parents = cjson.decode(raw).a
     local flat = {}
     if #parents > 0 then
       local states, results, errors = hmget_all(tag .. 'state', parents), hmget_all(tag .. 'results', parents), hmget_all(tag .. 'errors', parents)

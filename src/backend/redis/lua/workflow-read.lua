@@ -4,9 +4,9 @@
 -- KEYS from FIRST_EXTRA_KEY: the workflow's meta key.
 -- ARGV 4 workflow id, 5 what: 'nodes' (the record with its nodes) | 'counts' (without).
 -- Returns nil for a workflow not kept; else { meta (HGETALL), counts (state, n, …) } and, for
--- 'nodes', a third list: per node in declared order id, info JSON, parents JSON, state, result,
--- error (nil when none), 1 when its task exists (else 0: not started, cancelled before it
--- started, or deleted by its retention).
+-- 'nodes', a third list: per node in declared order id, its record (keys.ts `nodes`), state,
+-- result, error (nil when none), 1 when its task exists (else 0: not started, cancelled before
+-- it started, or deleted by its retention).
 local lib = workflow_lib()
 local w = lib.workflow_keys(ARGV[4])
 local meta = redis.call('HGETALL', w.key.meta)
@@ -31,9 +31,8 @@ end
 
 local order = redis.call('LRANGE', w.key.order, 0, -1)
 local counts, nodes = {}, {}
-local parents, results, errors
+local results, errors
 if with_nodes then
-  parents = lib.hash_of(redis.call('HGETALL', w.key.parents))
   results = lib.hash_of(redis.call('HGETALL', w.key.results))
   errors = lib.hash_of(redis.call('HGETALL', w.key.errors))
 end
@@ -43,9 +42,9 @@ for _, node in ipairs(order) do
   counts[state] = (counts[state] or 0) + 1
   if with_nodes then
     local at = #nodes
-    nodes[at + 1], nodes[at + 2], nodes[at + 3], nodes[at + 4] = node, infos[node], parents[node], state
-    nodes[at + 5], nodes[at + 6] = results[node] or false, errors[node] or false
-    nodes[at + 7] = (state == 'pending') and 0 or task_exists(infos[node])
+    nodes[at + 1], nodes[at + 2], nodes[at + 3] = node, infos[node], state
+    nodes[at + 4], nodes[at + 5] = results[node] or false, errors[node] or false
+    nodes[at + 6] = (state == 'pending') and 0 or task_exists(infos[node])
   end
 end
 local flat = {}

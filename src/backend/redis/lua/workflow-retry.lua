@@ -22,10 +22,8 @@ for _, node in ipairs(order) do
     stack[#stack + 1] = node
   end
 end
-local children = nil
 while #stack > 0 do
-  children = children or lib.hash_of(redis.call('HGETALL', w.key.children))
-  for _, child in ipairs(decode_json(children[table.remove(stack)])) do
+  for _, child in ipairs(lib.node_info(w, table.remove(stack)).c) do
     if not rerun[child] then
       rerun[child] = true
       stack[#stack + 1] = child
@@ -43,7 +41,9 @@ if ARGV[5] ~= '' and redis.call('HEXISTS', w.key.meta, 'onFinish') == 1 then
 else
   redis.call('HDEL', w.key.meta, 'onFinishTask')
 end
-w.state, w.failed, w.cancelling, w.open = 'running', false, false, #again
+-- A node runs twice from now on: its start looks for its earlier task (lib/workflow.lua).
+redis.call('HSET', w.key.meta, 'fresh', '0')
+w.state, w.failed, w.cancelling, w.open, w.fresh = 'running', false, false, #again, false
 redis.call('ZREM', lib.prefix .. ':workflows:expiry', w.id)
 redis.call('ZREM', lib.prefix .. ':workflows:' .. previous, w.id)
 redis.call('ZADD', lib.prefix .. ':workflows:running', w.created, w.id)
@@ -52,12 +52,11 @@ for _, node in ipairs(again) do
   redis.call('HSET', w.key.state, node, 'pending')
   redis.call('HDEL', w.key.results, node)
   redis.call('HDEL', w.key.errors, node)
-  redis.call('DEL', w.pending .. node)
-  local waits = {}
-  for _, parent in ipairs(decode_json(redis.call('HGET', w.key.parents, node))) do
-    if rerun[parent] then waits[#waits + 1] = parent end
+  local waits = 0
+  for _, parent in ipairs(lib.node_info(w, node).a) do
+    if rerun[parent] then waits = waits + 1 end
   end
-  if #waits > 0 then lib.call_chunked('SADD', w.pending .. node, waits) else ready[#ready + 1] = node end
+  if waits > 0 then redis.call('HSET', w.key.waiting, node, waits) else ready[#ready + 1] = node end
 end
 lib.announce_workflow(w.id, 'running')
 for _, node in ipairs(ready) do lib.start_node(w, node, lib.node_info(w, node)) end

@@ -94,8 +94,8 @@ local function ack_batch(o)
           announce_finished(id, 'completed', plain_type or (type(lease) == 'table' and lease or decode_json(metas[i])).t)
         end
         if node_queue then
-          local links = type(lease) == 'table' and lease.l or string.find(metas[i], 'workflowNode":', 1, true) and decode_json(metas[i]).l
-          if links and links.workflowNode then ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = links, state = 'completed', result = data ~= '' and data or nil } end
+          local links = type(lease) == 'table' and lease.l or string.find(metas[i], 'workflowNode":', 1, true) and node_links(metas[i], 1)
+          if type(links) == 'table' and links.workflowNode then ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = links, state = 'completed', result = data ~= '' and data or nil } end
         end
       elseif plain_type then
         -- The common case, as text: completed, finished then, kept for the default retention.
@@ -106,8 +106,8 @@ local function ack_batch(o)
         completed[#completed + 1] = id
         announce_finished(id, 'completed', plain_type)
         if node_queue and string.find(metas[i], 'workflowNode":', lease, true) then
-          local links = decode_json(metas[i]).l
-          if links and links.workflowNode then ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = links, state = 'completed', result = data ~= '' and data or nil } end
+          local links = node_links(metas[i], lease)
+          if links then ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = links, state = 'completed', result = data ~= '' and data or nil } end
         end
       else
         -- held_with decoded a record it did not find in the fast shape; only those are decoded here.

@@ -4,7 +4,9 @@
 local RUNNING_SEED = 'created as a skiplist: this member is removed at once, and is no task id'
 
 -- claim.lua's work, its arguments from ARGV[o + 1] (count, worker id, lease ms, forward limit);
--- returns its reply. The caller publishes the lifecycle lines.
+-- returns its reply: paused (1 | 0), next due, more (1 | 0), now, the lease token, then per task
+-- id, record, payload, and a workflow node's inputs (lib/workflow.lua; false for any other
+-- task). The caller publishes the lifecycle lines.
 local function claim_batch(o)
   local count, worker, lease_ms = tonumber(ARGV[o + 1]), ARGV[o + 2], tonumber(ARGV[o + 3])
   forward_due(tonumber(ARGV[o + 4]))
@@ -26,6 +28,16 @@ local function claim_batch(o)
     -- One HMGET per hash and one HSET for all records, instead of three calls per task.
     local metas = redis.call('HMGET', K_META, unpack(ids))
     local payloads = redis.call('HMGET', K_PAYLOAD, unpack(ids))
+    -- The inputs of the node tasks among them, in one HMGET (none: no read).
+    local nodes = {}
+    for i, raw in ipairs(metas) do
+      if raw and string.find(raw, 'workflowNode":', 1, true) then nodes[#nodes + 1] = ids[i] end
+    end
+    local inputs = {}
+    if #nodes > 0 then
+      local read = redis.call('HMGET', K_INPUTS, unpack(nodes))
+      for j, id in ipairs(nodes) do inputs[id] = read[j] end
+    end
     for i, id in ipairs(ids) do
       local raw = metas[i]
       if raw then
@@ -53,6 +65,7 @@ local function claim_batch(o)
         out[#out + 1] = id
         out[#out + 1] = sent or encoded
         out[#out + 1] = payloads[i] or 'null'
+        out[#out + 1] = inputs[id] or false
         note_lifecycle('s', id, type, attempt)
       end
     end

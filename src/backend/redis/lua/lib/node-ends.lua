@@ -14,6 +14,19 @@ local function note_node_end(id, links, state, result, err)
   end
 end
 
+-- The links of a workflow node's task record, read from `from` on as the client writes them
+-- ({"workflowId":…,"workflowNode":…}, ids without escapes), else decoded; nil for a task
+-- that is no node.
+local function node_links(raw, from)
+  local at = string.find(raw, '"l":{"workflowId":"', from, true)
+  local wf, node = nil, nil
+  if at then wf, node = string.match(raw, '^"l":{"workflowId":"([^"\\]*)","workflowNode":"([^"\\]*)"}', at) end
+  if wf then return { workflowId = wf, workflowNode = node } end
+  local l = decode_json(raw).l
+  if type(l) == 'table' and l.workflowNode then return l end
+  return nil
+end
+
 -- Whether a task runs a node of a workflow still kept (its runs are that workflow's to start).
 -- The key is the workflow's `nodes` (keys.ts); the prefix is the events channel's ('<prefix>:events').
 local function runs_workflow_node(m)

@@ -10,6 +10,9 @@ local function fragment_type(fragment)
   return type_json and decode_json(type_json) or ''
 end
 
+-- The markers this call added to (a blocked worker wakes on the first add; once is enough).
+local WOKEN = {}
+
 -- Writes a new task whose id the caller found free into the queue whose keys are `q` (name,
 -- meta, payload, queued, scheduled, marker): the script's own queue, or, for a workflow node
 -- that starts, any queue. Returns its state ('queued' | 'scheduled').
@@ -28,7 +31,10 @@ local function write_new_task(q, id, fragment, payload, delay, run_at)
   end
   redis.call('HSET', q.meta, id, record)
   redis.call('HSET', q.payload, id, payload)
-  redis.call('ZADD', q.marker, 0, '1')
+  if not WOKEN[q.marker] then
+    redis.call('ZADD', q.marker, 0, '1')
+    WOKEN[q.marker] = true
+  end
   if heard().lifecycle then note_lifecycle('e', id, fragment_type(fragment), state, q.name) end
   return state
 end

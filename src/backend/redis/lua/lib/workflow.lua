@@ -34,7 +34,7 @@ local function workflow_lib()
     if not q then
       local tag = '{' .. PREFIX .. ':' .. name .. '}:'
       q = { name = name }
-      for _, key in ipairs({ 'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'result', 'attempts', 'logs', 'cancel', 'keep' }) do
+      for _, key in ipairs({ 'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'result', 'attempts', 'logs', 'cancel', 'keep', 'inputs' }) do
         q[key] = tag .. key
       end
       QUEUE_KEYS[name] = q
@@ -42,18 +42,22 @@ local function workflow_lib()
     return q
   end
 
-  -- Workflows this call touched: their keys (`key`, `pending` the prefix of the pending sets) and,
-  -- once load_workflow read them, their flags — written through, so every step sees the last.
+  -- Workflows this call touched: their keys (`key`, each name made on first use: a node's end
+  -- and its child's start use five of the eight), the nodes' records read (`infos`), the
+  -- outcomes of the nodes that ended in this call (`outcomes`: {state, result, error}, for their
+  -- children's inputs) and, once load_workflow read them, their flags — written through, so
+  -- every step sees the last.
   local WORKFLOWS = {}
+  local KEY_NAMES = { __index = function(key, name)
+    local full = key[1] .. name
+    key[name] = full
+    return full
+  end }
 
   local function workflow_keys(id)
     local w = WORKFLOWS[id]
     if not w then
-      local tag = '{' .. PREFIX .. ':wf:' .. id .. '}:'
-      w = { id = id, key = {}, pending = tag .. 'pending:' }
-      for _, name in ipairs({ 'meta', 'nodes', 'parents', 'children', 'specs', 'order', 'state', 'results', 'errors' }) do
-        w.key[name] = tag .. name
-      end
+      w = { id = id, key = setmetatable({ '{' .. PREFIX .. ':wf:' .. id .. '}:' }, KEY_NAMES), infos = {}, outcomes = {} }
       WORKFLOWS[id] = w
     end
     return w
@@ -63,9 +67,10 @@ local function workflow_lib()
   local function load_workflow(id)
     local w = workflow_keys(id)
     if w.state == nil then
-      local v = redis.call('HMGET', w.key.meta, 'state', 'failFast', 'failed', 'cancelling', 'open', 'created')
+      local v = redis.call('HMGET', w.key.meta, 'state', 'failFast', 'failed', 'cancelling', 'open', 'created', 'fresh')
       if not v[1] then return nil end
       w.state, w.fail_fast, w.failed, w.cancelling, w.open, w.created = v[1], v[2] == '1', v[3] == '1', v[4] == '1', tonumber(v[5]), v[6]
+      w.fresh = v[7] == '1'
     end
     return w
   end
@@ -89,39 +94,80 @@ local function workflow_lib()
     end
   end
 
-  -- A node's {k task id, q queue, y type, r runOnFailure}.
+  -- HMGET of any number of fields, 4,000 at a time.
+  local function hmget_all(key, fields)
+    if #fields <= 4000 then return redis.call('HMGET', key, unpack(fields)) end
+    local values = {}
+    for from = 1, #fields, 4000 do
+      local part = redis.call('HMGET', key, unpack(fields, from, math.min(from + 3999, #fields)))
+      for j = 1, #part do values[from + j - 1] = part[j] end
+    end
+    return values
+  end
+
+  -- A node's record (keys.ts `nodes`): {k task id, q queue, y type, r runOnFailure, a parents,
+  -- c children, g record fragment, p payload, dl delay, ra runAt}, read once per call.
   local function node_info(w, node)
-    return decode_json(redis.call('HGET', w.key.nodes, node))
+    local info = w.infos[node]
+    if not info then
+      info = decode_json(redis.call('HGET', w.key.nodes, node))
+      w.infos[node] = info
+    end
+    return info
   end
 
   local function one_less_open(w)
     w.open = redis.call('HINCRBY', w.key.meta, 'open', -1)
   end
 
-  -- A pending node that will never run: cancelled now. Its pending set goes with it, so a
-  -- finished workflow keeps none.
+  -- A pending node that will never run: cancelled now.
   local function cancel_pending(w, node, reason)
     redis.call('HSET', w.key.state, node, 'cancelled')
     redis.call('HSET', w.key.errors, node, reason)
-    redis.call('DEL', w.pending .. node)
+    -- Its count goes: a parent that finishes later takes it below 0, and nothing starts.
+    redis.call('HDEL', w.key.waiting, node)
+    w.outcomes[node] = { 'cancelled', false, reason }
     one_less_open(w)
   end
 
   -- Removes a task of queue `q` in `state` (a node's earlier run, replaced by its next).
   local function remove_task(q, id, state)
     if state == 'queued' then redis.call('LREM', q.queued, 0, id) elseif q[state] then redis.call('ZREM', q[state], id) end
-    for _, key in ipairs({ q.meta, q.payload, q.result, q.attempts, q.logs }) do redis.call('HDEL', key, id) end
+    for _, key in ipairs({ q.meta, q.payload, q.result, q.attempts, q.logs, q.inputs }) do redis.call('HDEL', key, id) end
     redis.call('SREM', q.cancel, id)
   end
 
+  -- What a node's handler reads of its parents (ctx.parent(s)), stored beside its task (the
+  -- queue's `inputs`, keys.ts) for its claim to hand over: per parent id, state, result, error
+  -- (false: none), as JSON. The outcomes of parents that ended in this call are at hand; the
+  -- others are read.
+  local function node_inputs(w, info)
+    local parents = info.a
+    if #parents == 0 then return '[]' end
+    local flat, missing = {}, {}
+    for _, parent in ipairs(parents) do
+      if not w.outcomes[parent] then missing[#missing + 1] = parent end
+    end
+    local read = {}
+    if #missing > 0 then
+      local states, results, errors = hmget_all(w.key.state, missing), hmget_all(w.key.results, missing), hmget_all(w.key.errors, missing)
+      for j, parent in ipairs(missing) do read[parent] = { states[j], results[j], errors[j] } end
+    end
+    for _, parent in ipairs(parents) do
+      local o = w.outcomes[parent] or read[parent]
+      flat[#flat + 1], flat[#flat + 2], flat[#flat + 3], flat[#flat + 4] = parent, o[1], o[2] or false, o[3] or false
+    end
+    return cjson.encode(flat)
+  end
+
   -- Starts a node: its task is enqueued in its own queue as an ordinary task (links
-  -- {workflowId, workflowNode}), replacing the node's own earlier run (a retry). A task id taken
-  -- by another task cannot be written: the node ends dead (settle_nodes), as its task could not run.
-  -- `spec`: its start spec when the caller has it decoded.
-  local function start_node(w, node, info, spec)
+  -- {workflowId, workflowNode}) with its inputs beside it, replacing the node's own earlier run
+  -- (a retry). A task id taken by another task cannot be written: the node ends dead
+  -- (settle_nodes), as its task could not run. A fresh workflow (keys.ts) has neither.
+  local function start_node(w, node, info)
     redis.call('HSET', w.key.state, node, 'started')
     local q = queue_keys(info.q)
-    local raw = redis.call('HGET', q.meta, info.k)
+    local raw = not w.fresh and redis.call('HGET', q.meta, info.k)
     if raw then
       local earlier = decode_json(raw)
       local l = earlier.l
@@ -132,40 +178,34 @@ local function workflow_lib()
       end
       remove_task(q, info.k, earlier.s)
     end
-    spec = spec or decode_json(redis.call('HGET', w.key.specs, node))
-    write_new_task(q, info.k, spec.g, spec.p, spec.dl, spec.ra)
+    redis.call('HSET', q.inputs, info.k, node_inputs(w, info))
+    write_new_task(q, info.k, info.g, info.p, info.dl, info.ra)
   end
 
-  -- Takes a finished node out of its children's pending sets; a child whose set that emptied
-  -- starts, or, when a parent failed (`failure`: why) or the workflow is failing or cancelled, is
-  -- cancelled, and its own children are released in turn (a stack, not recursion: a cancel may
-  -- run down a long chain). O(children) per node: 2 commands per child, and the child's info
-  -- only when it starts or may be cancelled.
-  --
-  -- A pending set exists only while its node is pending (emptied at the start, deleted at a
-  -- cancel, made again by a retry), and holds each parent until that parent finishes, once: so
-  -- SREM answers 1 exactly when the child is pending and this is its parent's first release.
+  -- Counts a finished node off its children's waits (keys.ts `waiting`); a child whose count
+  -- reaches 0 starts, or, when a parent failed (`failure`: why) or the workflow is failing or
+  -- cancelled, is cancelled, and its own children are released in turn (a stack, not recursion:
+  -- a cancel may run down a long chain). A count below 0 is a child cancelled already.
   local function release_children(w, parent, failure)
     local parents, whys = { parent }, { failure or false }
     while #parents > 0 do
       local p, why = table.remove(parents), table.remove(whys)
-      local children = redis.call('HGET', w.key.children, p)
-      for _, child in ipairs(children and decode_json(children) or {}) do
-        if redis.call('SREM', w.pending .. child, p) == 1 then
-          local info, reason = nil, nil
+      for _, child in ipairs(node_info(w, p).c) do
+        local left = redis.call('HINCRBY', w.key.waiting, child, -1)
+        if left >= 0 then
+          local reason = nil
           if w.cancelling then
             reason = 'workflow cancelled'
-          elseif why or (w.failed and w.fail_fast) then
+          elseif (why or (w.failed and w.fail_fast)) and node_info(w, child).r ~= 1 then
             -- A child that does not runOnFailure cannot run once a parent failed.
-            info = node_info(w, child)
-            if info.r ~= 1 then reason = why or 'workflow failed' end
+            reason = why or 'workflow failed'
           end
           if reason then
             cancel_pending(w, child, reason)
             parents[#parents + 1] = child
             whys[#whys + 1] = 'parent ' .. quoted(child) .. ' was cancelled'
-          elseif redis.call('EXISTS', w.pending .. child) == 0 then
-            start_node(w, child, info or node_info(w, child))
+          elseif left == 0 then
+            start_node(w, child, node_info(w, child))
           end
         end
       end
@@ -259,6 +299,7 @@ local function workflow_lib()
     redis.call('HSET', w.key.state, node, state)
     if result then redis.call('HSET', w.key.results, node, result) end
     if err then redis.call('HSET', w.key.errors, node, err) end
+    w.outcomes[node] = { state, result or false, err or false }
     one_less_open(w)
     if state ~= 'completed' and not w.cancelling and not w.failed then
       w.failed = true
@@ -297,6 +338,7 @@ local function workflow_lib()
   WORKFLOW = {
     prefix = PREFIX, announce_workflow = announce_workflow, queue_keys = queue_keys, workflow_keys = workflow_keys,
     load_workflow = load_workflow, hash_of = hash_of, call_chunked = call_chunked, node_info = node_info, start_node = start_node,
+    hmget_all = hmget_all,
     cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle,
   }
   return WORKFLOW
