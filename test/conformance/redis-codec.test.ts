@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, encodeAttempt } from '../../src/backend/redis/codec.js';
+import { decodeInputs, decodeRecord, encodeAttempt, encodeRecordFragment, type FragmentSource } from '../../src/backend/redis/codec.js';
 import type { AttemptRecord } from '../../src/core/task.js';
 
 const META = '{"s":"cancelled","f":23,"a":2,"sa":10,"w":"w-1","c":1,"e":1,"t":"mail","m":3,"o":1000}';
@@ -35,5 +35,28 @@ describe('Redis attempt records', () => {
   it('mixed in one list (an old attempt, then a new one) are read each in its form', () => {
     const stored = `[${JSON.stringify(attempts[0])},${encodeAttempt(attempts[1])}]`;
     expect(decodeRecord('q', 'id-1', META, { attempts: stored }).attempts).toEqual([attempts[0], attempts[1]]);
+  });
+});
+
+describe('Redis record fragments and node inputs', () => {
+  const bare: FragmentSource = { type: 'mail', maxRetries: 3, timeout: 1000, deadline: null, retention: null, backoff: null, headers: null };
+  const full: FragmentSource = {
+    type: 'm"a\\il/é', maxRetries: 0, timeout: 1.5, deadline: 2e12, uniqueKey: 'k\n', retention: 60_000,
+    backoff: { type: 'exponential', delay: 100 }, headers: { 'x-a': 'b"' }, links: { parentId: 'p' },
+  };
+
+  it('are the members JSON.stringify writes, in the order t, m, o, d, u, r, b, h, l', () => {
+    expect(encodeRecordFragment(bare)).toBe('"t":"mail","m":3,"o":1000');
+    const expected = JSON.stringify({ t: full.type, m: 0, o: 1.5, d: 2e12, u: full.uniqueKey, r: 60_000, b: full.backoff, h: full.headers, l: full.links }).slice(1, -1);
+    expect(encodeRecordFragment(full)).toBe(expected);
+    expect(JSON.parse(`{${encodeRecordFragment(bare, { workflowId: 'w', workflowNode: 'n' })}}`)).toEqual({ t: 'mail', m: 3, o: 1000, l: { workflowId: 'w', workflowNode: 'n' } });
+  });
+
+  it('read node inputs from their flat JSON form; anything else reads as none (the worker then asks the workflow)', () => {
+    expect(decodeInputs('[]')).toEqual({ parents: [] });
+    expect(decodeInputs('["a","completed","1",false,"b","dead",false,"boom"]')).toEqual({
+      parents: [{ id: 'a', state: 'completed', result: '1', error: null }, { id: 'b', state: 'dead', result: null, error: 'boom' }],
+    });
+    for (const bad of ['["a"', '{}', 'null', '']) expect(decodeInputs(bad)).toBeUndefined();
   });
 });

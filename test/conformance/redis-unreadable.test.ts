@@ -11,7 +11,9 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { RedisBackend } from '../../src/backend/redis/redis-backend.js';
 import { unreadableFields } from '../../src/backend/shared.js';
 import { batch, enqueueFire } from '../../src/backend/conformance/scheduling-harness.js';
-import { completeAck, enqueueOne, WORKER } from '../../src/backend/conformance/harness.js';
+import { claimTask, completeAck, enqueueOne, WORKER } from '../../src/backend/conformance/harness.js';
+import { complete, newWorkflow, taskIds } from '../../src/backend/conformance/workflow-harness.js';
+import { workflowInputsOf } from '../../src/worker/workflow-inputs.js';
 import { useRawRedis } from '../helpers/raw-redis.js';
 
 describe('Redis: records with lone surrogates or corrupt JSON', () => {
@@ -108,5 +110,16 @@ describe('Redis: records with lone surrogates or corrupt JSON', () => {
     const record = (await backend.getTask(id))!;
     expect(record).toMatchObject({ payload: '{"half":', result: 'not json' });
     expect(unreadableFields(record)).toEqual(['payload', 'result']);
+  });
+
+  it('a workflow node whose stored inputs are not readable is claimed without them; its worker reads them from the workflow', async () => {
+    const wf = newWorkflow([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }]);
+    await backend.createWorkflow(wf);
+    await complete(backend, wf, 'a', { n: 1 });
+    await redis.hset(backend.keys.queueKey('default', 'inputs'), taskIds(wf).b, '["a","completed"');
+    const claimed = await claimTask(backend, taskIds(wf).b);
+    expect(claimed.inputs).toBeUndefined();
+    const parents = [{ id: 'a', state: 'completed', result: '{"n":1}', error: null }];
+    expect(await workflowInputsOf(backend, [claimed])).toEqual([{ parents }]);
   });
 });

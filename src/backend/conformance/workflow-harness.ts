@@ -41,10 +41,14 @@ export function taskIds(wf: NewWorkflow): Record<string, string> {
   return Object.fromEntries(wf.nodes.map((n) => [n.id, n.taskId]));
 }
 
-/** Claims the queued task of a node, checking it is that node's. */
+/**
+ * Claims the queued task of a node, checking it is that node's, and that the parents' outcomes
+ * a claim hands over (a store may, ClaimedTask.inputs) are what workflowInputs reads.
+ */
 export async function claimNode(backend: Backend, wf: NewWorkflow, node: string, queue = 'default'): Promise<ClaimedTask> {
   const claimed = await claimTask(backend, taskIds(wf)[node], queue);
   expect(claimed.links).toMatchObject({ workflowId: wf.id, workflowNode: node });
+  if (claimed.inputs !== undefined) expect(claimed.inputs).toEqual((await backend.workflowInputs([{ workflowId: wf.id, node }]))[0]);
   return claimed;
 }
 

@@ -14,6 +14,7 @@ if not w.cancelling then
   lib.cancel_open_nodes(w, true)
   -- The tasks cancelled now settle their nodes now: a workflow with no running node ends here.
   settle_nodes()
+  lib.flush_starts()
   lib.finish_if_done(w)
 end
 publish_lifecycle()

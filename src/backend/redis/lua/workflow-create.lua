@@ -63,6 +63,7 @@ if ARGV[8] ~= '' then queues[#queues + 1] = decode_json(ARGV[8]).q end
 lib.call_chunked('SADD', lib.prefix .. ':queues', queues)
 w = lib.load_workflow(id)
 for _, root in ipairs(roots) do lib.start_node(w, root[1], root[2]) end
+lib.flush_starts()
 lib.announce_workflow(id, 'running')
 publish_lifecycle()
 return 'ok'

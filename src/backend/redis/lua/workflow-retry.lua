@@ -62,6 +62,7 @@ lib.announce_workflow(w.id, 'running')
 for _, node in ipairs(ready) do lib.start_node(w, node, lib.node_info(w, node)) end
 -- A node whose task id another task took ends dead at its start: settled here.
 settle_nodes()
+lib.flush_starts()
 -- A workflow cancelled while its last nodes completed has none to run again: it ends now.
 lib.finish_if_done(w)
 publish_lifecycle()

@@ -15,27 +15,40 @@ local WOKEN = {}
 
 -- Writes a new task whose id the caller found free into the queue whose keys are `q` (name,
 -- meta, payload, queued, scheduled, marker): the script's own queue, or, for a workflow node
--- that starts, any queue. Returns its state ('queued' | 'scheduled').
-local function write_new_task(q, id, fragment, payload, delay, run_at)
+-- that starts, any queue. Returns its state ('queued' | 'scheduled'). With `into` (a table of
+-- lists: metas, payloads, queued, scheduled), its writes are added there, for the caller to make
+-- at once for many tasks (lib/workflow.lua flush_starts); `type`: its type, when known.
+local function write_new_task(q, id, fragment, payload, delay, run_at, into, type)
   local due = nil
   if run_at >= 0 then due = run_at elseif delay > 0 then due = NOW + delay end
   local record, state
   if due and due > NOW then
-    record = '{"s":"scheduled","c":' .. NOW .. ',"n":' .. due .. ',' .. fragment .. '}'
-    redis.call('ZADD', q.scheduled, due, id)
+    record = '{"s":"scheduled","c":' .. NOW_S .. ',"n":' .. string.format('%d', due) .. ',' .. fragment .. '}'
     state = 'scheduled'
   else
-    record = '{"s":"queued","c":' .. NOW .. ',"e":' .. NOW .. ',' .. fragment .. '}'
-    redis.call('LPUSH', q.queued, id)
+    record = '{"s":"queued","c":' .. NOW_S .. ',"e":' .. NOW_S .. ',' .. fragment .. '}'
     state = 'queued'
   end
-  redis.call('HSET', q.meta, id, record)
-  redis.call('HSET', q.payload, id, payload)
+  if into then
+    local n = #into.metas
+    into.metas[n + 1], into.metas[n + 2] = id, record
+    into.payloads[n + 1], into.payloads[n + 2] = id, payload
+    if state == 'queued' then
+      into.queued[#into.queued + 1] = id
+    else
+      into.scheduled[#into.scheduled + 1] = due
+      into.scheduled[#into.scheduled + 1] = id
+    end
+  else
+    if state == 'queued' then redis.call('LPUSH', q.queued, id) else redis.call('ZADD', q.scheduled, due, id) end
+    redis.call('HSET', q.meta, id, record)
+    redis.call('HSET', q.payload, id, payload)
+  end
   if not WOKEN[q.marker] then
     redis.call('ZADD', q.marker, 0, '1')
     WOKEN[q.marker] = true
   end
-  if heard().lifecycle then note_lifecycle('e', id, fragment_type(fragment), state, q.name) end
+  if heard().lifecycle then note_lifecycle('e', id, type or fragment_type(fragment), state, q.name) end
   return state
 end
 

@@ -137,6 +137,23 @@ local function workflow_lib()
     redis.call('SREM', q.cancel, id)
   end
 
+  -- The writes of the node tasks this call started, per queue name: {q, metas, payloads, inputs,
+  -- queued, scheduled} (write_new_task's `into`), made at once by flush_starts — before anything
+  -- reads a queue's records, and at the end of the call.
+  local STARTS = {}
+
+  local function flush_starts()
+    for name, b in pairs(STARTS) do
+      local q = b.q
+      if #b.queued > 0 then call_chunked('LPUSH', q.queued, b.queued) end
+      if #b.scheduled > 0 then call_chunked('ZADD', q.scheduled, b.scheduled) end
+      call_chunked('HSET', q.meta, b.metas)
+      call_chunked('HSET', q.payload, b.payloads)
+      if #b.inputs > 0 then call_chunked('HSET', q.inputs, b.inputs) end
+      STARTS[name] = nil
+    end
+  end
+
   -- What a node's handler reads of its parents (ctx.parent(s)), stored beside its task (the
   -- queue's `inputs`, keys.ts) for its claim to hand over: per parent id, state, result, error
   -- (false: none), as JSON. The outcomes of parents that ended in this call are at hand; the
@@ -167,7 +184,11 @@ local function workflow_lib()
   local function start_node(w, node, info)
     redis.call('HSET', w.key.state, node, 'started')
     local q = queue_keys(info.q)
-    local raw = not w.fresh and redis.call('HGET', q.meta, info.k)
+    local raw = nil
+    if not w.fresh then
+      flush_starts()
+      raw = redis.call('HGET', q.meta, info.k)
+    end
     if raw then
       local earlier = decode_json(raw)
       local l = earlier.l
@@ -178,8 +199,14 @@ local function workflow_lib()
       end
       remove_task(q, info.k, earlier.s)
     end
-    redis.call('HSET', q.inputs, info.k, node_inputs(w, info))
-    write_new_task(q, info.k, info.g, info.p, info.dl, info.ra)
+    local b = STARTS[q.name]
+    if not b then
+      b = { q = q, metas = {}, payloads = {}, inputs = {}, queued = {}, scheduled = {} }
+      STARTS[q.name] = b
+    end
+    b.inputs[#b.inputs + 1] = info.k
+    b.inputs[#b.inputs + 1] = node_inputs(w, info)
+    write_new_task(q, info.k, info.g, info.p, info.dl, info.ra, b, info.y)
   end
 
   -- Counts a finished node off its children's waits (keys.ts `waiting`); a child whose count
@@ -231,6 +258,7 @@ local function workflow_lib()
   -- at once (their children move on), waiting tasks to cancelled (settled in turn), running ones
   -- asked to cancel (settled when their attempt ends). Reads every node: failure and cancel only.
   local function cancel_open_nodes(w, all)
+    flush_starts()
     local states = hash_of(redis.call('HGETALL', w.key.state))
     local reason = all and 'workflow cancelled' or 'workflow failed'
     for _, node in ipairs(redis.call('LRANGE', w.key.order, 0, -1)) do
@@ -260,6 +288,7 @@ local function workflow_lib()
   -- The onFinish task, enqueued once as the workflow finishes, with WorkflowFinish as its payload
   -- (node ids by outcome, in declared order).
   local function enqueue_on_finish(w, state, spec_json, task_id)
+    flush_starts()
     local spec = decode_json(spec_json)
     local q = queue_keys(spec.q)
     if redis.call('HEXISTS', q.meta, task_id) == 1 then return end
@@ -332,6 +361,7 @@ local function workflow_lib()
       i = i + 1
     end
     ENDED_NODES = {}
+    flush_starts()
   end
 
   -- What the workflow scripts use.
@@ -339,7 +369,7 @@ local function workflow_lib()
     prefix = PREFIX, announce_workflow = announce_workflow, queue_keys = queue_keys, workflow_keys = workflow_keys,
     load_workflow = load_workflow, hash_of = hash_of, call_chunked = call_chunked, node_info = node_info, start_node = start_node,
     hmget_all = hmget_all,
-    cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle,
+    cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle, flush_starts = flush_starts,
   }
   return WORKFLOW
 end
