@@ -8,6 +8,7 @@
  * - parents / children: a node's dependsOn (declared order) and the nodes naming it there.
  * - pending set: the parents of a node that have not finished yet; the transition that empties
  *   it starts the node (or cancels it, when a parent failed and the node does not runOnFailure).
+ *   SQLite keeps its members as rows, Redis only its size: each parent finishes once per run.
  * - node state: `pending` until it starts, then its task's state; once the task is final the
  *   workflow records that state, the result or error, and keeps them until the workflow is
  *   deleted (its retention, from when it finished) — whatever the task's own retention.
