@@ -42,7 +42,7 @@ describe('Redis record fragments and node inputs', () => {
   const bare: FragmentSource = { type: 'mail', maxRetries: 3, timeout: 1000, deadline: null, retention: null, backoff: null, headers: null };
   const full: FragmentSource = {
     type: 'm"a\\il/é', maxRetries: 0, timeout: 1.5, deadline: 2e12, uniqueKey: 'k\n', retention: 60_000,
-    backoff: { type: 'exponential', delay: 100 }, headers: { 'x-a': 'b"' }, links: { parentId: 'p' },
+    backoff: { type: 'exponential', base: 100, max: 5000 }, headers: { 'x-a': 'b"' }, links: { parentId: 'p' },
   };
 
   it('are the members JSON.stringify writes, in the order t, m, o, d, u, r, b, h, l', () => {
