@@ -60,6 +60,17 @@ export function workflowConformance(openStore: OpenStore): void {
       expect(await backend.workflowInputs([{ workflowId: wf.id, node: 'nope' }, { workflowId: 'nope', node: 'cb' }])).toEqual([null, null]);
     });
 
+    it('node ids with quotes, brackets, backslashes and other scripts run like any other', async () => {
+      const { backend } = store;
+      const ids = ['a"[', 'b]\\', 'c,"d"', 'é/ж 🙂'];
+      const wf = newWorkflow([{ id: ids[0] }, { id: ids[1], dependsOn: [ids[0]] }, { id: ids[2], dependsOn: [ids[0]] }, { id: ids[3], dependsOn: [ids[1], ids[2]] }]);
+      await backend.createWorkflow(wf);
+      for (const id of ids) await complete(backend, wf, id, { id });
+      const done = (await backend.getWorkflow(wf.id))!;
+      expect(done.state).toBe('completed');
+      expect(done.nodes.map((n) => [n.id, n.result, n.dependsOn])).toEqual(ids.map((id, i) => [id, JSON.stringify({ id }), wf.nodes[i].dependsOn]));
+    });
+
     it('a diamond starts its join once, after both sides', async () => {
       const { backend } = store;
       const wf = newWorkflow([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', dependsOn: ['a'] }, { id: 'd', dependsOn: ['b', 'c'] }]);
