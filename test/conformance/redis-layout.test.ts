@@ -1,7 +1,9 @@
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { RedisBackend } from '../../src/backend/redis/redis-backend.js';
 import { Client } from '../../src/client/client.js';
+import { connect } from '../../src/backend/connect.js';
+import { RedisServer } from '../helpers/redis-server.js';
 import { useRawRedis } from '../helpers/raw-redis.js';
 
 // Redis-only facts about how the scripts lay data out, which the conformance suite cannot see:
@@ -35,6 +37,12 @@ describe('Redis layout', () => {
   });
 
   it('builds and publishes event lines only while someone listens on their channel', async () => {
+    // On a private server: MONITOR sees every client's commands, and ioredis fails ("command
+    // queue state error") when a line arrives before it has switched the connection over, which
+    // the other test files' traffic on the shared server can make happen.
+    const server = await RedisServer.start();
+    const backend = (await connect(server.url, { prefix: 'layout' })) as RedisBackend;
+    const redis = new Redis(server.url);
     const published: string[] = [];
     const monitor = await redis.monitor();
     const channels = new Set([backend.keys.events, backend.keys.lifecycle]);
@@ -64,6 +72,9 @@ describe('Redis layout', () => {
       await unsubscribe();
     } finally {
       monitor.disconnect();
+      redis.disconnect();
+      await backend.close();
+      await server.stop();
     }
   });
 });
