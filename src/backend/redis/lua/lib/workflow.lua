@@ -236,7 +236,14 @@ local function workflow_lib()
     while #parents > 0 do
       local p, why = table.remove(parents), table.remove(whys)
       for _, child in ipairs(node_end(w, p).c) do
-        local left = redis.call('HINCRBY', w.key.waiting, child, -1)
+        -- In a workflow not failing or cancelled no node was cancelled (a retry runs its cancelled
+        -- ones again), so a child of one parent waits only for it: its count is not kept up.
+        local left
+        if not why and not w.cancelling and not w.failed and #node_info(w, child).a == 1 then
+          left = 0
+        else
+          left = redis.call('HINCRBY', w.key.waiting, child, -1)
+        end
         if left >= 0 then
           local reason = nil
           if w.cancelling then
