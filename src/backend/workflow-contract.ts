@@ -53,7 +53,10 @@ export interface NewWorkflow {
   nodes: NewWorkflowNode[];
   /** Enqueued once when the workflow finishes, with WorkflowFinish as its payload (`payload` of the spec is ignored). */
   onFinish: { taskId: string; task: WorkflowTaskSpec } | null;
-  /** Every task id was made by uuidv7() for this workflow (the client's): none can be taken, and a store need not look. */
+  /**
+   * Every task id (nodes and onFinish) was made by uuidv7() for this workflow (the client's):
+   * none can be taken, and a store need not look. A store trusts it: set it only for new ids.
+   */
   generatedTaskIds?: boolean;
 }
 

@@ -231,7 +231,7 @@ export function workflowFailureConformance(openStore: OpenStore): void {
 
     it('a node whose task id is taken when it starts ends dead saying so; the completing ack still applies', async () => {
       const { backend } = store;
-      const wf = newWorkflow([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', dependsOn: ['b'] }]);
+      const wf = newWorkflow([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', dependsOn: ['b'] }], { generatedTaskIds: false });
       await backend.createWorkflow(wf);
       const squatter = newTask('other', {}, { id: taskIds(wf).b });
       await backend.enqueue([squatter]);

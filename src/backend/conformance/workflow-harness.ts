@@ -14,9 +14,16 @@ export interface NodeSketch {
   retention?: number;
 }
 
-/** A workflow as the client would make it, from a sketch of its nodes. */
-export function newWorkflow(nodes: NodeSketch[], options: { id?: string; failFast?: boolean; onFinish?: string; retention?: number } = {}): NewWorkflow {
+/**
+ * A workflow as the client would make it, from a sketch of its nodes: its task ids new uuids
+ * (generatedTaskIds, unless `generatedTaskIds: false`, for ids a test will give to other tasks).
+ */
+export function newWorkflow(
+  nodes: NodeSketch[],
+  options: { id?: string; failFast?: boolean; onFinish?: string; retention?: number; generatedTaskIds?: boolean } = {},
+): NewWorkflow {
   return {
+    generatedTaskIds: options.generatedTaskIds ?? true,
     id: options.id ?? `wf-${uuidv7()}`,
     name: null,
     failFast: options.failFast ?? true,

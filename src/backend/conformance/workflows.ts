@@ -175,7 +175,7 @@ export function workflowConformance(openStore: OpenStore): void {
       const { backend } = store;
       const taken = newTask('t');
       await backend.enqueue([taken]);
-      const wf = newWorkflow([{ id: 'a' }, { id: 'b' }]);
+      const wf = newWorkflow([{ id: 'a' }, { id: 'b' }], { generatedTaskIds: false });
       wf.nodes[1].taskId = taken.id;
       await expectCode(backend.createWorkflow(wf), 'TL_TASK_CONFLICT');
       expect(await backend.getWorkflow(wf.id)).toBeNull();
