@@ -10,10 +10,10 @@ import { assemblePlainScript, assembleQueueScript, readHelpers } from './lua-sou
  */
 const QUEUE_SCRIPTS = [
   'enqueue', 'claim', 'ack', 'ack-claim', 'renew', 'recover', 'forward', 'cleanup', 'operate', 'operate-all', 'progress', 'queue-info',
-  'fire', 'fire-history', 'workflow-create', 'workflow-cancel', 'workflow-retry', 'workflow-read', 'workflow-cleanup',
+  'fire', 'fire-history', 'workflow-create', 'workflow-cancel', 'workflow-retry', 'workflow-read', 'workflow-cleanup', 'workflow-inputs',
 ] as const;
-/** Scripts on other keys (schedules, scheduler instances, locks, a workflow read): the clock prelude only. */
-const PLAIN_SCRIPTS = ['schedule-save', 'schedule-advance', 'schedulers', 'lock', 'workflow-inputs'] as const;
+/** Scripts on other keys (schedules, scheduler instances, locks): the clock prelude only. */
+const PLAIN_SCRIPTS = ['schedule-save', 'schedule-advance', 'schedulers', 'lock'] as const;
 export const SCRIPT_NAMES = [...QUEUE_SCRIPTS, ...PLAIN_SCRIPTS] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
@@ -43,6 +43,7 @@ export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> =
   'workflow-retry': [],
   'workflow-read': [],
   'workflow-cleanup': [],
+  'workflow-inputs': [],
 };
 
 /** The queue keys a script receives, in KEYS order. */

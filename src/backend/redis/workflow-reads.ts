@@ -94,8 +94,8 @@ async function newestFirst(c: RedisConnection, key: string, after: [number, stri
 /** The parents' states and results of workflow nodes, in one call (lua/workflow-inputs.lua); null for a node unknown. */
 export async function workflowInputs(c: RedisConnection, nodes: Array<{ workflowId: string; node: string }>): Promise<Array<WorkflowInputs | null>> {
   if (nodes.length === 0) return [];
-  const args: string[] = [c.keys.prefix, String(nodes.length)];
+  const args: string[] = [String(nodes.length)];
   for (const { workflowId, node } of nodes) args.push(workflowId, node);
-  const reply = (await c.runPlainScript('workflow-inputs', [c.keys.workflow(nodes[0].workflowId).meta], args)) as Array<(string | null)[] | null>;
+  const reply = (await c.runScript('workflow-inputs', '', args, [c.keys.workflow(nodes[0].workflowId).meta])) as Array<(string | null)[] | null>;
   return reply.map((flat) => (flat === null ? null : inputsFromFlat(flat)));
 }

@@ -9,6 +9,17 @@
 -- which may be other queues than the script's. A single Redis runs that as one atomic script;
 -- Redis Cluster will need the nodes' queues in the workflow's slot, or a hand-off between slots.
 
+-- HMGET of any number of fields, 4,000 at a time (Lua unpacks at most ~8,000 values).
+local function hmget_all(key, fields)
+  if #fields <= 4000 then return redis.call('HMGET', key, unpack(fields)) end
+  local values = {}
+  for from = 1, #fields, 4000 do
+    local part = redis.call('HMGET', key, unpack(fields, from, math.min(from + 3999, #fields)))
+    for j = 1, #part do values[from + j - 1] = part[j] end
+  end
+  return values
+end
+
 -- The workflow transitions, made by workflow_lib on first use in a call. Redis runs a script's
 -- whole body on every call, and each local function of it is a closure made then: a call that
 -- settles no node (most ack batches) makes this one, not the thirty inside.
@@ -92,17 +103,6 @@ local function workflow_lib()
     for from = 1, #values, 4000 do
       redis.call(command, key, unpack(values, from, math.min(from + 3999, #values)))
     end
-  end
-
-  -- HMGET of any number of fields, 4,000 at a time.
-  local function hmget_all(key, fields)
-    if #fields <= 4000 then return redis.call('HMGET', key, unpack(fields)) end
-    local values = {}
-    for from = 1, #fields, 4000 do
-      local part = redis.call('HMGET', key, unpack(fields, from, math.min(from + 3999, #fields)))
-      for j = 1, #part do values[from + j - 1] = part[j] end
-    end
-    return values
   end
 
   -- A node's record (keys.ts `nodes`): {k task id, q queue, y type, r runOnFailure, a parents,
@@ -393,7 +393,6 @@ local function workflow_lib()
   WORKFLOW = {
     prefix = PREFIX, announce_workflow = announce_workflow, queue_keys = queue_keys, workflow_keys = workflow_keys,
     load_workflow = load_workflow, hash_of = hash_of, call_chunked = call_chunked, node_info = node_info, start_node = start_node,
-    hmget_all = hmget_all,
     cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle, flush_starts = flush_starts,
   }
   return WORKFLOW
