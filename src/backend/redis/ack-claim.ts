@@ -109,9 +109,11 @@ function decodeClaimReply(reply: (string | number)[], start: number, queue: stri
   const tasks = [];
   const token = String(reply[start + 4]);
   const now = Number(reply[start + 3]);
-  for (let j = start + 5; j < reply.length; j += 4) {
+  // 3 values per task, or 4 when the claim hands workflow nodes their inputs (lua/lib/claim-batch.lua).
+  const stride = Number(reply[start + 5]);
+  for (let j = start + 6; j < reply.length; j += stride) {
     const task = decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), token, leaseMs, now);
-    const inputs = reply[j + 3] === null ? undefined : decodeInputs(String(reply[j + 3]));
+    const inputs = stride === 4 && reply[j + 3] !== null ? decodeInputs(String(reply[j + 3])) : undefined;
     if (inputs !== undefined) task.inputs = inputs;
     tasks.push(task);
   }
