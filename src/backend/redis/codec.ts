@@ -93,14 +93,18 @@ function objectOrEmpty<T extends object>(value: T | undefined): T {
 }
 
 /**
- * A claimed task from the claim's reply: its running record, or, for a first attempt, the record
- * as it was queued (the claim's time `now` is then its start; lua/lib/claim-batch.lua).
+ * A workflow node's parents' outcomes as lua/lib/workflow.lua node_inputs writes them (JSON: per
+ * parent id, state, result, error, false for none); undefined when unreadable: the worker then
+ * reads them itself.
  */
-/**
- * A workflow node's parents' outcomes from their flat form (lua/lib/workflow.lua node_inputs,
- * lua/workflow-inputs.lua): per parent id, state, result, error, with null or false for none.
- */
-export function inputsFromFlat(flat: ReadonlyArray<string | null | false>): WorkflowInputs {
+export function decodeInputs(raw: string): WorkflowInputs | undefined {
+  let flat: unknown;
+  try {
+    flat = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(flat)) return undefined;
   const parents: WorkflowInputs['parents'] = [];
   for (let i = 0; i + 3 < flat.length; i += 4) {
     parents.push({ id: String(flat[i]), state: flat[i + 1] as WorkflowNodeState, result: flat[i + 2] || null, error: flat[i + 3] || null });
@@ -108,16 +112,10 @@ export function inputsFromFlat(flat: ReadonlyArray<string | null | false>): Work
   return { parents };
 }
 
-/** The inputs a claim handed over (JSON of the flat form); undefined when unreadable: the worker reads them itself. */
-export function decodeInputs(raw: string): WorkflowInputs | undefined {
-  try {
-    const flat = JSON.parse(raw) as unknown;
-    return Array.isArray(flat) ? inputsFromFlat(flat as Array<string | null | false>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
+/**
+ * A claimed task from the claim's reply: its running record, or, for a first attempt, the record
+ * as it was queued (the claim's time `now` is then its start; lua/lib/claim-batch.lua).
+ */
 export function decodeClaimed(queue: string, id: string, rawMeta: string, payload: string, token: string, leaseMs: number, now: number): ClaimedTask {
   const m = JSON.parse(rawMeta) as StoredMeta;
   const startedAt = m.sa ?? now;

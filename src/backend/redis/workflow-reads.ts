@@ -5,7 +5,7 @@
 import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
 import { validateWorkflowState } from '../shared.js';
 import type { WorkflowInputs, WorkflowNodeRecord, WorkflowNodeState, WorkflowPage, WorkflowRecord, WorkflowState } from '../workflow-contract.js';
-import { inputsFromFlat } from './codec.js';
+import { decodeInputs } from './codec.js';
 import type { RedisConnection } from './connection.js';
 import type { ScriptCall } from './scripts.js';
 
@@ -96,6 +96,6 @@ export async function workflowInputs(c: RedisConnection, nodes: Array<{ workflow
   if (nodes.length === 0) return [];
   const args: string[] = [String(nodes.length)];
   for (const { workflowId, node } of nodes) args.push(workflowId, node);
-  const reply = (await c.runScript('workflow-inputs', '', args, [c.keys.workflow(nodes[0].workflowId).meta])) as Array<(string | null)[] | null>;
-  return reply.map((flat) => (flat === null ? null : inputsFromFlat(flat)));
+  const reply = (await c.runScript('workflow-inputs', '', args, [c.keys.workflow(nodes[0].workflowId).meta])) as Array<string | null>;
+  return reply.map((raw) => (raw === null ? null : (decodeInputs(raw) ?? null)));
 }

@@ -394,6 +394,7 @@ local function workflow_lib()
     prefix = PREFIX, announce_workflow = announce_workflow, queue_keys = queue_keys, workflow_keys = workflow_keys,
     load_workflow = load_workflow, hash_of = hash_of, call_chunked = call_chunked, node_info = node_info, start_node = start_node,
     cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle, flush_starts = flush_starts,
+    node_inputs = node_inputs,
   }
   return WORKFLOW
 end
