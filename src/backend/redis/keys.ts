@@ -36,25 +36,32 @@ export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
 /**
  * The keys of one workflow, all under the hash tag `{prefix:wf:<id>}` (lua/lib/workflow.lua
  * builds the same names from the prefix, for the workflow a node's task links to):
- * - meta      hash  name (JSON), state, failFast, failed, cancelling (1 | 0), open (nodes not
- *                   final), created, finished, retention (ms, the default resolved at creation),
- *                   onFinish (its task as it starts, JSON), onFinishTask (its current run's id),
- *                   fresh (1 while the nodes' task ids are the client's new uuids and no node ran
- *                   twice: a start need not look for the id's earlier task)
+ * - meta      hash  what changes only as the workflow is made, finishes or is retried: name
+ *                   (JSON), state, failFast (1 | 0), created, finished, retention (ms, the
+ *                   default resolved at creation), onFinish (its task as it starts, JSON),
+ *                   onFinishTask (its current run's id)
  * - nodes     hash  node -> all that does not change: {k task id, q queue, y type, r
  *                   runOnFailure 1 | 0, a its parents (declared order), c its children, g record
  *                   fragment (codec.ts), p payload, dl delay ms, ra runAt ms (-1: none)} (JSON):
  *                   one read at its end, one at its start
  * - order     list  the node ids in declared order
- * - state     hash  node -> pending | started | completed | dead | cancelled (a started node's
- *                   state is its task's)
- * - results, errors  hash  node -> result JSON of a completed node / error of a failed one
- * - waiting   hash  pending node -> how many of its parents have not finished; the finishing
- *                   parent whose HINCRBY reaches 0 starts it. Each parent releases a child once
- *                   per run (its own end, or its cancel, happens once), so the count is exact;
- *                   the field goes when the node starts or is cancelled
+ * - state     hash  all that a node's end reads and writes, so that it is one read and one
+ *                   write (lua/lib/workflow.lua); beside each node id, fields that start with a
+ *                   control character, which no node id holds:
+ *                   node -> pending | started | completed | dead | cancelled (a started node's
+ *                     state is its task's)
+ *                   \x01 -> the flags: state, then failFast, failed, cancelling and fresh
+ *                     (1 | 0), then how many nodes are not final ('running 1001 10'). fresh:
+ *                     the nodes' task ids are the client's new uuids and no node ran twice, so
+ *                     a start need not look for the id's earlier task
+ *                   \x02 node -> the result JSON of a completed node; \x03 node -> the error of
+ *                     one that failed or was cancelled
+ *                   \x04 node -> how many of a pending node's parents have not finished; the
+ *                     finishing parent whose HINCRBY reaches 0 starts it. Each parent releases a
+ *                     child once per run (its own end, or its cancel, happens once), so the count
+ *                     is exact; the field goes when the node is cancelled
  */
-export const WORKFLOW_KEY_NAMES = ['meta', 'nodes', 'order', 'state', 'results', 'errors', 'waiting'] as const;
+export const WORKFLOW_KEY_NAMES = ['meta', 'nodes', 'order', 'state'] as const;
 export type WorkflowKeys = Record<(typeof WORKFLOW_KEY_NAMES)[number], string>;
 
 export class RedisKeys {

@@ -10,12 +10,12 @@ if not w then return 'missing' end
 if w.state ~= 'running' then return 'invalid:' .. w.state end
 if not w.cancelling then
   w.cancelling = true
-  redis.call('HSET', w.key.meta, 'cancelling', '1')
+  lib.mark(w)
   lib.cancel_open_nodes(w, true)
   -- The tasks cancelled now settle their nodes now: a workflow with no running node ends here.
   settle_nodes()
-  lib.flush_starts()
   lib.finish_if_done(w)
+  lib.flush_starts()
 end
 publish_lifecycle()
 return 'ok'

@@ -24,24 +24,24 @@ for i = 0, count - 1 do
     roots[#roots + 1] = { ARGV[at], info }
   end
 end
--- Per hash, its field/value pairs.
-local order, infos, states, waiting = {}, {}, {}, {}
+-- Per hash, its field/value pairs: `state` (keys.ts) holds the flags, and per node its state
+-- and, with parents, their count.
+w.state, w.fail_fast, w.failed, w.cancelling, w.fresh, w.open = 'running', ARGV[6] == '1', false, false, fresh, count
+local order, infos, states = {}, {}, { lib.fields.flags, lib.packed_flags(w) }
 for i = 0, count - 1 do
   local at = first + i * FIELDS
   local node = ARGV[at]
   order[i + 1] = node
   infos[2 * i + 1], infos[2 * i + 2] = node, ARGV[at + 1]
-  states[2 * i + 1], states[2 * i + 2] = node, 'pending'
+  states[#states + 1], states[#states + 2] = node, 'pending'
   if ARGV[at + 2] ~= '0' then
-    waiting[#waiting + 1] = node
-    waiting[#waiting + 1] = ARGV[at + 2]
+    states[#states + 1], states[#states + 2] = lib.fields.waiting .. node, ARGV[at + 2]
   end
 end
 lib.call_chunked('RPUSH', w.key.order, order)
 lib.call_chunked('HSET', w.key.nodes, infos)
 lib.call_chunked('HSET', w.key.state, states)
-if #waiting > 0 then lib.call_chunked('HSET', w.key.waiting, waiting) end
-local meta = { 'state', 'running', 'failFast', ARGV[6], 'failed', '0', 'cancelling', '0', 'open', count, 'created', NOW_S, 'retention', ARGV[7], 'fresh', fresh and '1' or '0' }
+local meta = { 'state', 'running', 'failFast', ARGV[6], 'created', NOW_S, 'retention', ARGV[7] }
 local function add_meta(field, value)
   meta[#meta + 1] = field
   meta[#meta + 1] = value
@@ -61,7 +61,6 @@ redis.call('ZADD', lib.prefix .. ':workflows:running', NOW_S, id)
 for _, queue in ipairs(queues) do redis.call('HSET', lib.queue_keys(queue).keep, 'nodes', '1') end
 if ARGV[8] ~= '' then queues[#queues + 1] = decode_json(ARGV[8]).q end
 lib.call_chunked('SADD', lib.prefix .. ':queues', queues)
-w = lib.load_workflow(id)
 for _, root in ipairs(roots) do lib.start_node(w, root[1], root[2]) end
 lib.flush_starts()
 lib.announce_workflow(id, 'running')

@@ -12,6 +12,7 @@ local w = lib.workflow_keys(ARGV[4])
 local meta = redis.call('HGETALL', w.key.meta)
 if #meta == 0 then return nil end
 local with_nodes = ARGV[5] == 'nodes'
+-- Node states, the results and errors beside them (keys.ts `state`).
 local states = lib.hash_of(redis.call('HGETALL', w.key.state))
 local infos = lib.hash_of(redis.call('HGETALL', w.key.nodes))
 
@@ -31,11 +32,7 @@ end
 
 local order = redis.call('LRANGE', w.key.order, 0, -1)
 local counts, nodes = {}, {}
-local results, errors
-if with_nodes then
-  results = lib.hash_of(redis.call('HGETALL', w.key.results))
-  errors = lib.hash_of(redis.call('HGETALL', w.key.errors))
-end
+local RESULT, ERROR = lib.fields.result, lib.fields.error
 for _, node in ipairs(order) do
   local state = states[node]
   if state == 'started' then state = task_state(infos[node]) end
@@ -43,7 +40,7 @@ for _, node in ipairs(order) do
   if with_nodes then
     local at = #nodes
     nodes[at + 1], nodes[at + 2], nodes[at + 3] = node, infos[node], state
-    nodes[at + 4], nodes[at + 5] = results[node] or false, errors[node] or false
+    nodes[at + 4], nodes[at + 5] = states[RESULT .. node] or false, states[ERROR .. node] or false
     nodes[at + 6] = (state == 'pending') and 0 or task_exists(infos[node])
   end
 end

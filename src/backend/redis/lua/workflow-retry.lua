@@ -34,7 +34,7 @@ local again = {}
 for _, node in ipairs(order) do
   if rerun[node] then again[#again + 1] = node end
 end
-redis.call('HSET', w.key.meta, 'state', 'running', 'failed', '0', 'cancelling', '0', 'open', #again)
+redis.call('HSET', w.key.meta, 'state', 'running')
 redis.call('HDEL', w.key.meta, 'finished')
 if ARGV[5] ~= '' and redis.call('HEXISTS', w.key.meta, 'onFinish') == 1 then
   redis.call('HSET', w.key.meta, 'onFinishTask', ARGV[5])
@@ -42,28 +42,27 @@ else
   redis.call('HDEL', w.key.meta, 'onFinishTask')
 end
 -- A node runs twice from now on: its start looks for its earlier task (lib/workflow.lua).
-redis.call('HSET', w.key.meta, 'fresh', '0')
 w.state, w.failed, w.cancelling, w.open, w.fresh = 'running', false, false, #again, false
+lib.mark(w)
 redis.call('ZREM', lib.prefix .. ':workflows:expiry', w.id)
 redis.call('ZREM', lib.prefix .. ':workflows:' .. previous, w.id)
-redis.call('ZADD', lib.prefix .. ':workflows:running', w.created, w.id)
+redis.call('ZADD', lib.prefix .. ':workflows:running', redis.call('HGET', w.key.meta, 'created'), w.id)
 local ready = {}
 for _, node in ipairs(again) do
-  redis.call('HSET', w.key.state, node, 'pending')
-  redis.call('HDEL', w.key.results, node)
-  redis.call('HDEL', w.key.errors, node)
+  lib.put(w, node, 'pending', node)
+  redis.call('HDEL', w.key.state, lib.fields.result .. node, lib.fields.error .. node)
   local waits = 0
   for _, parent in ipairs(lib.node_info(w, node).a) do
     if rerun[parent] then waits = waits + 1 end
   end
-  if waits > 0 then redis.call('HSET', w.key.waiting, node, waits) else ready[#ready + 1] = node end
+  if waits > 0 then redis.call('HSET', w.key.state, lib.fields.waiting .. node, waits) else ready[#ready + 1] = node end
 end
 lib.announce_workflow(w.id, 'running')
 for _, node in ipairs(ready) do lib.start_node(w, node, lib.node_info(w, node)) end
 -- A node whose task id another task took ends dead at its start: settled here.
 settle_nodes()
-lib.flush_starts()
 -- A workflow cancelled while its last nodes completed has none to run again: it ends now.
 lib.finish_if_done(w)
+lib.flush_starts()
 publish_lifecycle()
 return 'ok'

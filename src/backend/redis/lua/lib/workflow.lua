@@ -53,12 +53,15 @@ local function workflow_lib()
     return q
   end
 
-  -- Workflows this call touched: their keys (`key`, each name made on first use: a node's end
-  -- and its child's start use five of the eight), the nodes' records read (`infos`), the
-  -- outcomes of the nodes that ended in this call (`outcomes`: {state, result, error}, for their
-  -- children's inputs) and, once load_workflow read them, their flags — written through, so
-  -- every step sees the last.
+  -- Workflows this call touched: their keys (`key`, each name made on first use), the nodes'
+  -- records read (`infos`), the outcomes of the nodes that ended in this call (`outcomes`:
+  -- {state, result, error}, for their children's inputs), the node states read or set
+  -- (`states`), the fields of `state` set and not yet written (`writes`, flat, made at once by
+  -- flush_starts) and, once load_workflow read them, their flags — written through, so every
+  -- step sees the last, and written out with the other fields (`dirty`).
   local WORKFLOWS = {}
+  -- Workflows with fields to write, in the order first set.
+  local DIRTY = {}
   local KEY_NAMES = { __index = function(key, name)
     local full = key[1] .. name
     key[name] = full
@@ -68,20 +71,8 @@ local function workflow_lib()
   local function workflow_keys(id)
     local w = WORKFLOWS[id]
     if not w then
-      w = { id = id, key = setmetatable({ '{' .. PREFIX .. ':wf:' .. id .. '}:' }, KEY_NAMES), infos = {}, ends = {}, outcomes = {} }
+      w = { id = id, key = setmetatable({ '{' .. PREFIX .. ':wf:' .. id .. '}:' }, KEY_NAMES), infos = {}, ends = {}, outcomes = {}, states = {}, writes = {} }
       WORKFLOWS[id] = w
-    end
-    return w
-  end
-
-  -- The workflow with its flags, or nil when it is not kept (never made, or cleaned up).
-  local function load_workflow(id)
-    local w = workflow_keys(id)
-    if w.state == nil then
-      local v = redis.call('HMGET', w.key.meta, 'state', 'failFast', 'failed', 'cancelling', 'open', 'created', 'fresh')
-      if not v[1] then return nil end
-      w.state, w.fail_fast, w.failed, w.cancelling, w.open, w.created = v[1], v[2] == '1', v[3] == '1', v[4] == '1', tonumber(v[5]), v[6]
-      w.fresh = v[7] == '1'
     end
     return w
   end
@@ -105,6 +96,73 @@ local function workflow_lib()
     end
   end
 
+  -- Fields of a workflow's `state` hash (keys.ts) beside its node ids, which hold no control
+  -- character: the flags, and per node its result, error and count of parents to wait for.
+  local FLAGS, RESULT, ERROR, WAITING = '\1', '\2', '\3', '\4'
+
+  -- The flags as one field: state, then failFast, failed, cancelling, fresh (1 | 0), then how
+  -- many nodes are not final ('running 1001 10').
+  local function packed_flags(w)
+    local bit = function(flag) return flag and '1' or '0' end
+    return w.state .. ' ' .. bit(w.fail_fast) .. bit(w.failed) .. bit(w.cancelling) .. bit(w.fresh) .. ' ' .. w.open
+  end
+
+  -- Fields of `state` to write (`node` a node's state: kept for node_state), at flush_starts.
+  local function put(w, field, value, node)
+    local n = #w.writes
+    w.writes[n + 1], w.writes[n + 2] = field, value
+    if node then w.states[node] = value end
+    if not w.queued then
+      w.queued = true
+      DIRTY[#DIRTY + 1] = w
+    end
+  end
+
+  -- The flags changed: written with the other fields.
+  local function mark(w)
+    w.dirty = true
+    if not w.queued then
+      w.queued = true
+      DIRTY[#DIRTY + 1] = w
+    end
+  end
+
+  local function flush_workflows()
+    for _, w in ipairs(DIRTY) do
+      if w.dirty then
+        local n = #w.writes
+        w.writes[n + 1], w.writes[n + 2] = FLAGS, packed_flags(w)
+      end
+      if #w.writes > 0 then call_chunked('HSET', w.key.state, w.writes) end
+      w.writes, w.queued, w.dirty = {}, false, false
+    end
+    DIRTY = {}
+  end
+
+  -- The workflow with its flags, or nil when it is not kept (never made, or cleaned up); read
+  -- with the state of `node` (optional), in one call.
+  local function load_workflow(id, node)
+    local w = workflow_keys(id)
+    if w.state == nil then
+      local v = redis.call('HMGET', w.key.state, FLAGS, node or FLAGS)
+      if not v[1] then return nil end
+      local state, ff, failed, cancelling, fresh, open = string.match(v[1], '^(%a+) (%d)(%d)(%d)(%d) (%d+)$')
+      w.state, w.fail_fast, w.failed, w.cancelling, w.fresh, w.open = state, ff == '1', failed == '1', cancelling == '1', fresh == '1', tonumber(open)
+      if node and v[2] then w.states[node] = v[2] end
+    end
+    return w
+  end
+
+  -- A node's state: as this call set or read it, else read.
+  local function node_state(w, node)
+    local s = w.states[node]
+    if s == nil then
+      s = redis.call('HGET', w.key.state, node)
+      w.states[node] = s
+    end
+    return s
+  end
+
   -- A node's record (keys.ts `nodes`): {k task id, q queue, y type, r runOnFailure, a parents,
   -- c children, g record fragment, p payload, dl delay, ra runAt}, read once per call.
   local function node_info(w, node)
@@ -117,15 +175,16 @@ local function workflow_lib()
   end
 
   local function one_less_open(w)
-    w.open = redis.call('HINCRBY', w.key.meta, 'open', -1)
+    w.open = w.open - 1
+    mark(w)
   end
 
   -- A pending node that will never run: cancelled now.
   local function cancel_pending(w, node, reason)
-    redis.call('HSET', w.key.state, node, 'cancelled')
-    redis.call('HSET', w.key.errors, node, reason)
+    put(w, node, 'cancelled', node)
+    put(w, ERROR .. node, reason)
     -- Its count goes: a parent that finishes later takes it below 0, and nothing starts.
-    redis.call('HDEL', w.key.waiting, node)
+    redis.call('HDEL', w.key.state, WAITING .. node)
     w.outcomes[node] = { 'cancelled', false, reason }
     one_less_open(w)
   end
@@ -143,6 +202,7 @@ local function workflow_lib()
   local STARTS = {}
 
   local function flush_starts()
+    flush_workflows()
     for name, b in pairs(STARTS) do
       local q = b.q
       if #b.queued > 0 then call_chunked('LPUSH', q.queued, b.queued) end
@@ -185,8 +245,13 @@ local function workflow_lib()
     end
     local read = {}
     if #missing > 0 then
-      local states, results, errors = hmget_all(w.key.state, missing), hmget_all(w.key.results, missing), hmget_all(w.key.errors, missing)
-      for j, parent in ipairs(missing) do read[parent] = { states[j], results[j], errors[j] } end
+      flush_workflows()
+      local fields = {}
+      for _, parent in ipairs(missing) do
+        fields[#fields + 1], fields[#fields + 2], fields[#fields + 3] = parent, RESULT .. parent, ERROR .. parent
+      end
+      local v = hmget_all(w.key.state, fields)
+      for j, parent in ipairs(missing) do read[parent] = { v[3 * j - 2], v[3 * j - 1], v[3 * j] } end
     end
     for _, parent in ipairs(parents) do
       local o = w.outcomes[parent] or read[parent]
@@ -200,7 +265,7 @@ local function workflow_lib()
   -- (a retry). A task id taken by another task cannot be written: the node ends dead
   -- (settle_nodes), as its task could not run. A fresh workflow (keys.ts) has neither.
   local function start_node(w, node, info)
-    redis.call('HSET', w.key.state, node, 'started')
+    put(w, node, 'started', node)
     local q = queue_keys(info.q)
     local raw = nil
     if not w.fresh then
@@ -242,7 +307,7 @@ local function workflow_lib()
         if not why and not w.cancelling and not w.failed and #node_info(w, child).a == 1 then
           left = 0
         else
-          left = redis.call('HINCRBY', w.key.waiting, child, -1)
+          left = redis.call('HINCRBY', w.key.state, WAITING .. child, -1)
         end
         if left >= 0 then
           local reason = nil
@@ -300,7 +365,7 @@ local function workflow_lib()
             elseif m and (m.s == 'queued' or m.s == 'scheduled' or m.s == 'retrying') then
               cancel_waiting_task(q, info.k, m, reason)
             end
-          elseif redis.call('HGET', w.key.state, node) == 'pending' then
+          elseif node_state(w, node) == 'pending' then
             -- Read again: a cancel earlier in this loop may have reached it through a parent.
             cancel_pending(w, node, reason)
             release_children(w, node, 'parent ' .. quoted(node) .. ' was cancelled')
@@ -335,11 +400,12 @@ local function workflow_lib()
     if w.open > 0 or w.state ~= 'running' then return end
     local state = (w.cancelling and 'cancelled') or (w.failed and 'failed') or 'completed'
     w.state = state
-    local v = redis.call('HMGET', w.key.meta, 'retention', 'onFinish', 'onFinishTask')
+    mark(w)
+    local v = redis.call('HMGET', w.key.meta, 'retention', 'onFinish', 'onFinishTask', 'created')
     redis.call('HSET', w.key.meta, 'state', state, 'finished', NOW_S)
     redis.call('ZADD', PREFIX .. ':workflows:expiry', NOW + tonumber(v[1]), w.id)
     redis.call('ZREM', PREFIX .. ':workflows:running', w.id)
-    redis.call('ZADD', PREFIX .. ':workflows:' .. state, w.created, w.id)
+    redis.call('ZADD', PREFIX .. ':workflows:' .. state, v[4], w.id)
     announce_workflow(w.id, state)
     if v[2] and v[3] then enqueue_on_finish(w, state, v[2], v[3]) end
   end
@@ -350,14 +416,13 @@ local function workflow_lib()
     -- A running node cancelled while its workflow fails or is cancelled was cancelled by it (its
     -- worker reports an operator's cancel): the node says why.
     if state == 'cancelled' and (w.cancelling or w.failed) then err = w.cancelling and 'workflow cancelled' or 'workflow failed' end
-    redis.call('HSET', w.key.state, node, state)
-    if result then redis.call('HSET', w.key.results, node, result) end
-    if err then redis.call('HSET', w.key.errors, node, err) end
+    put(w, node, state, node)
+    if result then put(w, RESULT .. node, result) end
+    if err then put(w, ERROR .. node, err) end
     w.outcomes[node] = { state, result or false, err or false }
     one_less_open(w)
     if state ~= 'completed' and not w.cancelling and not w.failed then
       w.failed = true
-      redis.call('HSET', w.key.meta, 'failed', '1')
       if w.fail_fast then cancel_open_nodes(w, false) end
     end
     release_children(w, node, state ~= 'completed' and ('parent ' .. quoted(node) .. ' ended ' .. state) or nil)
@@ -369,8 +434,8 @@ local function workflow_lib()
   local function settle_task(ended)
     local wf, node = ended.links.workflowId, ended.links.workflowNode
     if type(wf) ~= 'string' or type(node) ~= 'string' then return end
-    local w = load_workflow(wf)
-    if not w or redis.call('HGET', w.key.state, node) ~= 'started' or node_end(w, node).k ~= ended.id then return end
+    local w = load_workflow(wf, node)
+    if not w or node_state(w, node) ~= 'started' or node_end(w, node).k ~= ended.id then return end
     if ended.state == 'completed' then
       end_node(w, node, 'completed', ended.result, nil)
     else
@@ -394,7 +459,8 @@ local function workflow_lib()
     prefix = PREFIX, announce_workflow = announce_workflow, queue_keys = queue_keys, workflow_keys = workflow_keys,
     load_workflow = load_workflow, hash_of = hash_of, call_chunked = call_chunked, node_info = node_info, start_node = start_node,
     cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle, flush_starts = flush_starts,
-    node_inputs = node_inputs,
+    node_inputs = node_inputs, put = put, mark = mark, packed_flags = packed_flags, node_state = node_state,
+    fields = { flags = FLAGS, result = RESULT, error = ERROR, waiting = WAITING },
   }
   return WORKFLOW
 end
