@@ -40,16 +40,19 @@ export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
  *                   (JSON), state, failFast (1 | 0), created, finished, retention (ms, the
  *                   default resolved at creation), onFinish (its task as it starts, JSON),
  *                   onFinishTask (its current run's id)
- * - nodes     hash  node -> all that does not change: {k task id, q queue, y type, r
- *                   runOnFailure 1 | 0, a its parents (declared order), c its children, g record
- *                   fragment (codec.ts), p payload, dl delay ms, ra runAt ms (-1: none)} (JSON):
- *                   one read at its end, one at its start
+ * - nodes     hash  node -> all that does not change, as text cut at tabs: task id, queue,
+ *                   when (r<runAt ms> | d<delay ms> | '' for now), its parents (declared order)
+ *                   and its children (each list joined by NODE_LIST), record fragment (codec.ts),
+ *                   runOnFailure (1 | 0), type, payload (last: the only part that may hold a
+ *                   tab). Read once, at its start (workflows.ts encodeNodeRecord)
  * - order     list  the node ids in declared order
  * - state     hash  all that a node's end reads and writes, so that it is one read and one
  *                   write (lua/lib/workflow.lua); beside each node id, fields that start with a
  *                   control character, which no node id holds:
- *                   node -> pending | started | completed | dead | cancelled (a started node's
- *                     state is its task's)
+ *                   node -> pending | started | completed | dead | cancelled (the state of a
+ *                     started node, as reads report it, is its task's); a started node's value
+ *                     is 'started' TAB its task id TAB its children (as its record lists them):
+ *                     all that its end needs
  *                   \x01 -> the flags: state, then failFast, failed, cancelling and fresh
  *                     (1 | 0), then how many nodes are not final ('running 1001 10'). fresh:
  *                     the nodes' task ids are the client's new uuids and no node ran twice, so
@@ -61,6 +64,9 @@ export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
  *                     child once per run (its own end, or its cancel, happens once), so the count
  *                     is exact; the field goes when the node is cancelled
  */
+/** The separator of the lists of node ids in a node's record (no node id holds a control character). */
+export const NODE_LIST = '\x01';
+
 export const WORKFLOW_KEY_NAMES = ['meta', 'nodes', 'order', 'state'] as const;
 export type WorkflowKeys = Record<(typeof WORKFLOW_KEY_NAMES)[number], string>;
 

@@ -7,7 +7,9 @@ import { validateWorkflowState } from '../shared.js';
 import type { WorkflowInputs, WorkflowNodeRecord, WorkflowNodeState, WorkflowPage, WorkflowRecord, WorkflowState } from '../workflow-contract.js';
 import { decodeInputs } from './codec.js';
 import type { RedisConnection } from './connection.js';
+import { NODE_LIST } from './keys.js';
 import type { ScriptCall } from './scripts.js';
+
 
 /** workflow-read.lua's reply: meta (HGETALL), counts (state, n, …), and with nodes 6 values per node. */
 type ReadReply = [string[], (string | number)[], (string | null)[]?] | null;
@@ -24,10 +26,11 @@ function toRecord(id: string, reply: NonNullable<ReadReply>): WorkflowRecord {
   for (let i = 0; i < flatCounts.length; i += 2) counts[flatCounts[i] as WorkflowNodeState] = Number(flatCounts[i + 1]);
   const nodes: WorkflowNodeRecord[] = [];
   for (let i = 0; i < flatNodes.length; i += 6) {
-    const info = JSON.parse(flatNodes[i + 1]!) as { k: string; q: string; y: string; r: number; a: string[] };
+    // The node's record (workflows.ts encodeNodeRecord): task id, queue, when, parents, children, fragment, runOnFailure, type, payload.
+    const [taskId, queue, , parents, , , runOnFailure, type] = flatNodes[i + 1]!.split('\t', 8);
     nodes.push({
-      id: flatNodes[i]!, type: info.y, queue: info.q, state: flatNodes[i + 2] as WorkflowNodeState, taskId: Number(flatNodes[i + 5]) === 1 ? info.k : null,
-      dependsOn: info.a, runOnFailure: info.r === 1, result: flatNodes[i + 3] ?? null, error: flatNodes[i + 4] ?? null,
+      id: flatNodes[i]!, type: type!, queue: queue!, state: flatNodes[i + 2] as WorkflowNodeState, taskId: Number(flatNodes[i + 5]) === 1 ? taskId! : null,
+      dependsOn: parents === '' ? [] : parents!.split(NODE_LIST), runOnFailure: runOnFailure === '1', result: flatNodes[i + 3] ?? null, error: flatNodes[i + 4] ?? null,
     });
   }
   const name = meta.get('name');

@@ -12,6 +12,7 @@ import { DEFAULT_WORKFLOW_RETENTION, type NewWorkflow, type WorkflowRecord, type
 import { checkStorableTasks } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
 import type { RedisConnection } from './connection.js';
+import { NODE_LIST } from './keys.js';
 import { getWorkflow } from './workflow-reads.js';
 
 export { getWorkflow, listWorkflows, workflowInputs } from './workflow-reads.js';
@@ -40,18 +41,23 @@ export async function createWorkflow(c: RedisConnection, wf: NewWorkflow): Promi
     queues.length, ...queues, wf.nodes.length,
   ];
   wf.nodes.forEach((node, i) => {
-    const task = node.task;
-    // keys.ts `nodes`: everything the node's end and its start read, in one record.
-    const record = {
-      k: node.taskId, q: task.queue, y: task.type, r: node.runOnFailure ? 1 : 0, a: node.dependsOn, c: children.get(node.id),
-      g: encodeRecordFragment(task, links[i]), p: task.payload, dl: task.delay ?? -1, ra: task.runAt ?? -1,
-    };
-    args.push(node.id, JSON.stringify(record), node.dependsOn.length);
+    args.push(node.id, encodeNodeRecord(node, children.get(node.id) ?? [], encodeRecordFragment(node.task, links[i])), node.dependsOn.length);
   });
   const reply = String(await c.runScript('workflow-create', '', args, [c.keys.workflow(wf.id).meta]));
   if (reply === 'conflict') throw workflowConflict(wf.id);
   if (reply.startsWith('task:')) throw taskConflict(wf, reply.slice(5));
   return { id: wf.id, state: 'running' };
+}
+
+/**
+ * A node's record (keys.ts `nodes`): what its start and its reads need, as text the scripts cut
+ * at its tabs, none of which its parts hold (ids, names and types have no control character,
+ * the fragment is JSON text; the payload, which is last, may).
+ */
+function encodeNodeRecord(node: NewWorkflow['nodes'][number], children: string[], fragment: string): string {
+  const task = node.task;
+  const when = task.runAt != null ? `r${task.runAt}` : task.delay != null && task.delay > 0 ? `d${task.delay}` : '';
+  return [node.taskId, task.queue, when, node.dependsOn.join(NODE_LIST), children.join(NODE_LIST), fragment, node.runOnFailure ? '1' : '0', task.type, task.payload].join('\t');
 }
 
 /** When a task starts once enqueued: its delay and runAt (ms; -1 for none). */

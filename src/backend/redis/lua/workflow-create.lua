@@ -4,7 +4,7 @@
 -- default resolved), 8 onFinish task as it starts (JSON {g, q, dl, ra}; '' none), 9 onFinish task
 -- id, 10 fresh (1: the task ids are the client's new uuids, keys.ts), 11 the number m of the
 -- nodes' queues, then the m queue names, then the node count n and per node, in declared order,
--- 3 values: id, its record (keys.ts `nodes`, JSON), its parent count.
+-- 3 values: id, its record (keys.ts `nodes`), its parent count.
 -- Returns 'ok', 'conflict' (the workflow id is in use) or 'task:<id>' (a root's task id is
 -- taken in its queue); on a refusal nothing is written.
 local lib = workflow_lib()
@@ -19,7 +19,7 @@ local roots = {}
 for i = 0, count - 1 do
   local at = first + i * FIELDS
   if ARGV[at + 2] == '0' then
-    local info = decode_json(ARGV[at + 1])
+    local info = lib.parse_record(ARGV[at + 1])
     if not fresh and redis.call('HEXISTS', lib.queue_keys(info.q).meta, info.k) == 1 then return 'task:' .. info.k end
     roots[#roots + 1] = { ARGV[at], info }
   end

@@ -18,15 +18,15 @@ local infos = lib.hash_of(redis.call('HGETALL', w.key.nodes))
 
 -- The state of a started node's task: the record's first member as enqueue and claim write it,
 -- else decoded.
-local function task_state(info_json)
-  local info = decode_json(info_json)
+local function task_state(record)
+  local info = lib.parse_record(record)
   local raw = redis.call('HGET', lib.queue_keys(info.q).meta, info.k)
   if not raw then return 'cancelled' end
   return string.match(raw, '^{"s":"(%a+)"') or decode_json(raw).s
 end
 
-local function task_exists(info_json)
-  local info = decode_json(info_json)
+local function task_exists(record)
+  local info = lib.parse_record(record)
   return redis.call('HEXISTS', lib.queue_keys(info.q).meta, info.k)
 end
 
@@ -35,7 +35,7 @@ local counts, nodes = {}, {}
 local RESULT, ERROR = lib.fields.result, lib.fields.error
 for _, node in ipairs(order) do
   local state = states[node]
-  if state == 'started' then state = task_state(infos[node]) end
+  if lib.is_started(state) then state = task_state(infos[node]) end
   counts[state] = (counts[state] or 0) + 1
   if with_nodes then
     local at = #nodes

@@ -23,7 +23,7 @@ for _, node in ipairs(order) do
   end
 end
 while #stack > 0 do
-  for _, child in ipairs(lib.node_info(w, table.remove(stack)).c) do
+  for _, child in ipairs(lib.ids(lib.node_info(w, table.remove(stack)).c)) do
     if not rerun[child] then
       rerun[child] = true
       stack[#stack + 1] = child
@@ -52,7 +52,7 @@ for _, node in ipairs(again) do
   lib.put(w, node, 'pending', node)
   redis.call('HDEL', w.key.state, lib.fields.result .. node, lib.fields.error .. node)
   local waits = 0
-  for _, parent in ipairs(lib.node_info(w, node).a) do
+  for _, parent in ipairs(lib.ids(lib.node_info(w, node).a)) do
     if rerun[parent] then waits = waits + 1 end
   end
   if waits > 0 then redis.call('HSET', w.key.state, lib.fields.waiting .. node, waits) else ready[#ready + 1] = node end

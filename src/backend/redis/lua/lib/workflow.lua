@@ -71,7 +71,7 @@ local function workflow_lib()
   local function workflow_keys(id)
     local w = WORKFLOWS[id]
     if not w then
-      w = { id = id, key = setmetatable({ '{' .. PREFIX .. ':wf:' .. id .. '}:' }, KEY_NAMES), infos = {}, ends = {}, outcomes = {}, states = {}, writes = {} }
+      w = { id = id, key = setmetatable({ '{' .. PREFIX .. ':wf:' .. id .. '}:' }, KEY_NAMES), infos = {}, outcomes = {}, states = {}, writes = {} }
       WORKFLOWS[id] = w
     end
     return w
@@ -163,15 +163,49 @@ local function workflow_lib()
     return s
   end
 
-  -- A node's record (keys.ts `nodes`): {k task id, q queue, y type, r runOnFailure, a parents,
-  -- c children, g record fragment, p payload, dl delay, ra runAt}, read once per call.
+  -- A node's record (keys.ts `nodes`, workflows.ts encodeNodeRecord), cut at its tabs: {k task
+  -- id, q queue, a parents and c children (lists joined by NODE_LIST), g record fragment, r
+  -- runOnFailure (boolean), p payload, dl delay and ra runAt (-1: none)}. Plain finds and subs:
+  -- a JSON decode or a pattern with a capture per part costs twice as much.
+  local function parse_record(raw)
+    local find, sub = string.find, string.sub
+    local e1 = find(raw, '\t', 1, true)
+    local e2 = find(raw, '\t', e1 + 1, true)
+    local e3 = find(raw, '\t', e2 + 1, true)
+    local e4 = find(raw, '\t', e3 + 1, true)
+    local e5 = find(raw, '\t', e4 + 1, true)
+    local e6 = find(raw, '\t', e5 + 1, true)
+    local e8 = find(raw, '\t', find(raw, '\t', e6 + 1, true) + 1, true)
+    local info = { k = sub(raw, 1, e1 - 1), q = sub(raw, e1 + 1, e2 - 1), a = sub(raw, e3 + 1, e4 - 1), c = sub(raw, e4 + 1, e5 - 1), g = sub(raw, e5 + 1, e6 - 1),
+      r = string.byte(raw, e6 + 1) == 49, p = sub(raw, e8 + 1), dl = -1, ra = -1 }
+    if e3 > e2 + 1 then
+      local ms = tonumber(sub(raw, e2 + 2, e3 - 1))
+      if string.byte(raw, e2 + 1) == 114 then info.ra = ms else info.dl = ms end
+    end
+    return info
+  end
+
+  -- A node's record, read once per call.
   local function node_info(w, node)
     local info = w.infos[node]
     if not info then
-      info = decode_json(redis.call('HGET', w.key.nodes, node))
+      info = parse_record(redis.call('HGET', w.key.nodes, node))
       w.infos[node] = info
     end
     return info
+  end
+
+  -- Whether a node state is 'started' (with its task id and children, keys.ts): the only one that
+  -- begins with an s.
+  local function is_started(s)
+    return type(s) == 'string' and string.byte(s, 1) == 115
+  end
+
+  -- The ids of a list of node ids as a record holds it.
+  local function ids(list)
+    local out = {}
+    for id in string.gmatch(list, '[^\1]+') do out[#out + 1] = id end
+    return out
   end
 
   local function one_less_open(w)
@@ -214,31 +248,14 @@ local function workflow_lib()
     end
   end
 
-  -- Of a node's record, what its end needs: {k task id, c children}, read as text in the order
-  -- the client writes it ('{"k":"…","q":…,"c":[…],"g":…'), else decoded (ids with an escape, or a
-  -- ']' among its children's). A full decode costs ~20k Redis instructions; this ~a fifth.
-  local function node_end(w, node)
-    local e = w.infos[node] or w.ends[node]
-    if e then return e end
-    local raw = redis.call('HGET', w.key.nodes, node)
-    local k = raw and string.match(raw, '^{"k":"([^"\\]*)","q":')
-    local at = k and string.find(raw, '"c":[', 1, true)
-    local list = at and string.match(raw, '^"c":%[([^%]\\]*)%],"g":', at)
-    if not list then return node_info(w, node) end
-    local c = {}
-    for child in string.gmatch(list, '"([^"]*)"') do c[#c + 1] = child end
-    e = { k = k, c = c }
-    w.ends[node] = e
-    return e
-  end
 
   -- What a node's handler reads of its parents (ctx.parent(s)), stored beside its task (the
   -- queue's `inputs`, keys.ts) for its claim to hand over: per parent id, state, result, error
   -- (false: none), as JSON. The outcomes of parents that ended in this call are at hand; the
   -- others are read.
   local function node_inputs(w, info)
-    local parents = info.a
-    if #parents == 0 then return '[]' end
+    if info.a == '' then return '[]' end
+    local parents = ids(info.a)
     local flat, missing = {}, {}
     for _, parent in ipairs(parents) do
       if not w.outcomes[parent] then missing[#missing + 1] = parent end
@@ -265,7 +282,7 @@ local function workflow_lib()
   -- (a retry). A task id taken by another task cannot be written: the node ends dead
   -- (settle_nodes), as its task could not run. A fresh workflow (keys.ts) has neither.
   local function start_node(w, node, info)
-    put(w, node, 'started', node)
+    put(w, node, 'started\t' .. info.k .. '\t' .. info.c, node)
     local q = queue_keys(info.q)
     local raw = nil
     if not w.fresh then
@@ -289,22 +306,24 @@ local function workflow_lib()
     end
     b.inputs[#b.inputs + 1] = info.k
     b.inputs[#b.inputs + 1] = node_inputs(w, info)
-    write_new_task(q, info.k, info.g, info.p, info.dl, info.ra, b, info.y)
+    write_new_task(q, info.k, info.g, info.p, info.dl, info.ra, b)
   end
 
   -- Counts a finished node off its children's waits (keys.ts `waiting`); a child whose count
   -- reaches 0 starts, or, when a parent failed (`failure`: why) or the workflow is failing or
   -- cancelled, is cancelled, and its own children are released in turn (a stack, not recursion:
   -- a cancel may run down a long chain). A count below 0 is a child cancelled already.
-  local function release_children(w, parent, failure)
-    local parents, whys = { parent }, { failure or false }
-    while #parents > 0 do
-      local p, why = table.remove(parents), table.remove(whys)
-      for _, child in ipairs(node_end(w, p).c) do
+  -- `children`: the parent's, as its record lists them (its started state has them).
+  local function release_children(w, children, failure)
+    local lists, whys = { children }, { failure or false }
+    while #lists > 0 do
+      local list, why = table.remove(lists), table.remove(whys)
+      for child in string.gmatch(list, '[^\1]+') do
         -- In a workflow not failing or cancelled no node was cancelled (a retry runs its cancelled
         -- ones again), so a child of one parent waits only for it: its count is not kept up.
         local left
-        if not why and not w.cancelling and not w.failed and #node_info(w, child).a == 1 then
+        local a = (not why and not w.cancelling and not w.failed) and node_info(w, child).a
+        if a and a ~= '' and not string.find(a, '\1', 1, true) then
           left = 0
         else
           left = redis.call('HINCRBY', w.key.state, WAITING .. child, -1)
@@ -313,13 +332,13 @@ local function workflow_lib()
           local reason = nil
           if w.cancelling then
             reason = 'workflow cancelled'
-          elseif (why or (w.failed and w.fail_fast)) and node_info(w, child).r ~= 1 then
+          elseif (why or (w.failed and w.fail_fast)) and not node_info(w, child).r then
             -- A child that does not runOnFailure cannot run once a parent failed.
             reason = why or 'workflow failed'
           end
           if reason then
             cancel_pending(w, child, reason)
-            parents[#parents + 1] = child
+            lists[#lists + 1] = node_info(w, child).c
             whys[#whys + 1] = 'parent ' .. quoted(child) .. ' was cancelled'
           elseif left == 0 then
             start_node(w, child, node_info(w, child))
@@ -353,10 +372,10 @@ local function workflow_lib()
     local reason = all and 'workflow cancelled' or 'workflow failed'
     for _, node in ipairs(redis.call('LRANGE', w.key.order, 0, -1)) do
       local s = states[node]
-      if s == 'pending' or s == 'started' then
+      if s == 'pending' or is_started(s) then
         local info = node_info(w, node)
-        if all or info.r ~= 1 then
-          if s == 'started' then
+        if all or not info.r then
+          if s ~= 'pending' then
             local q = queue_keys(info.q)
             local raw = redis.call('HGET', q.meta, info.k)
             local m = raw and decode_json(raw)
@@ -368,7 +387,7 @@ local function workflow_lib()
           elseif node_state(w, node) == 'pending' then
             -- Read again: a cancel earlier in this loop may have reached it through a parent.
             cancel_pending(w, node, reason)
-            release_children(w, node, 'parent ' .. quoted(node) .. ' was cancelled')
+            release_children(w, info.c, 'parent ' .. quoted(node) .. ' was cancelled')
           end
         end
       end
@@ -412,7 +431,7 @@ local function workflow_lib()
 
   -- A node reached a final state: recorded (its result or error kept by the workflow, whatever
   -- its task's retention), then its children and the workflow move on.
-  local function end_node(w, node, state, result, err)
+  local function end_node(w, node, children, state, result, err)
     -- A running node cancelled while its workflow fails or is cancelled was cancelled by it (its
     -- worker reports an operator's cancel): the node says why.
     if state == 'cancelled' and (w.cancelling or w.failed) then err = w.cancelling and 'workflow cancelled' or 'workflow failed' end
@@ -425,7 +444,7 @@ local function workflow_lib()
       w.failed = true
       if w.fail_fast then cancel_open_nodes(w, false) end
     end
-    release_children(w, node, state ~= 'completed' and ('parent ' .. quoted(node) .. ' ended ' .. state) or nil)
+    release_children(w, children, state ~= 'completed' and ('parent ' .. quoted(node) .. ' ended ' .. state) or nil)
     finish_if_done(w)
   end
 
@@ -435,11 +454,15 @@ local function workflow_lib()
     local wf, node = ended.links.workflowId, ended.links.workflowNode
     if type(wf) ~= 'string' or type(node) ~= 'string' then return end
     local w = load_workflow(wf, node)
-    if not w or node_state(w, node) ~= 'started' or node_end(w, node).k ~= ended.id then return end
+    if not w then return end
+    -- Its state: 'started' TAB its task id TAB its children (keys.ts).
+    local s, id = node_state(w, node), ended.id
+    if not is_started(s) or string.find(s, id, 9, true) ~= 9 or string.byte(s, 9 + #id) ~= 9 then return end
+    local children = string.sub(s, 10 + #id)
     if ended.state == 'completed' then
-      end_node(w, node, 'completed', ended.result, nil)
+      end_node(w, node, children, 'completed', ended.result, nil)
     else
-      end_node(w, node, ended.state, nil, ended.error or ended.state)
+      end_node(w, node, children, ended.state, nil, ended.error or ended.state)
     end
   end
 
@@ -460,6 +483,7 @@ local function workflow_lib()
     load_workflow = load_workflow, hash_of = hash_of, call_chunked = call_chunked, node_info = node_info, start_node = start_node,
     cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle, flush_starts = flush_starts,
     node_inputs = node_inputs, put = put, mark = mark, packed_flags = packed_flags, node_state = node_state,
+    parse_record = parse_record, is_started = is_started, ids = ids,
     fields = { flags = FLAGS, result = RESULT, error = ERROR, waiting = WAITING },
   }
   return WORKFLOW
