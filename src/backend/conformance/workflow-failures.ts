@@ -177,6 +177,21 @@ export function workflowFailureConformance(openStore: OpenStore): void {
       expect((await backend.getWorkflow(wf.id))!.state).toBe('completed');
     });
 
+    it('retry starts a join of two parents when the one that runs again completes', async () => {
+      const { backend } = store;
+      const wf = newWorkflow([{ id: 'left' }, { id: 'right' }, { id: 'join', dependsOn: ['left', 'right'] }, { id: 'after', dependsOn: ['join'] }], { failFast: false });
+      await backend.createWorkflow(wf);
+      await complete(backend, wf, 'left', 'L');
+      await ackOk(backend, deadAck(await claimNode(backend, wf, 'right'), 'fatal'));
+      expect((await backend.getWorkflow(wf.id))!).toMatchObject({ state: 'failed', counts: { completed: 1, dead: 1, cancelled: 2 } });
+      await backend.retryWorkflow(wf.id, null);
+      await complete(backend, wf, 'right', 'R');
+      expect((await backend.workflowInputs([{ workflowId: wf.id, node: 'join' }]))[0]!.parents.map((p) => p.result)).toEqual(['"L"', '"R"']);
+      await complete(backend, wf, 'join', 'J');
+      await complete(backend, wf, 'after', 'A');
+      expect((await backend.getWorkflow(wf.id))!.state).toBe('completed');
+    });
+
     it('a node asked to cancel by failFast is cancelled when its attempt ends in a retry, not retried', async () => {
       const { backend } = store;
       const wf = newWorkflow([{ id: 'bad' }, { id: 'busy' }]);

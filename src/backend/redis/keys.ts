@@ -49,17 +49,18 @@ export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
  * - state     hash  all that a node's end reads and writes, so that it is one read and one
  *                   write (lua/lib/workflow.lua); beside each node id, fields that start with a
  *                   control character, which no node id holds:
- *                   node -> pending | started | completed | dead | cancelled (the state of a
- *                     started node, as reads report it, is its task's); a started node's value
- *                     is 'started' TAB its task id TAB its children (as its record lists them):
- *                     all that its end needs
+ *                   node -> pending (or no field: as created) | started | completed | dead |
+ *                     cancelled (the state of a started node, as reads report it, is its
+ *                     task's); a started node's value is 'started' TAB its task id TAB its
+ *                     children (as its record lists them): all that its end needs
  *                   \x01 -> the flags: state, then failFast, failed, cancelling and fresh
  *                     (1 | 0), then how many nodes are not final ('running 1001 10'). fresh:
  *                     the nodes' task ids are the client's new uuids and no node ran twice, so
  *                     a start need not look for the id's earlier task
  *                   \x02 node -> the result JSON of a completed node; \x03 node -> the error of
  *                     one that failed or was cancelled
- *                   \x04 node -> how many of a pending node's parents have not finished; the
+ *                   \x04 node -> how many of the parents of a pending node of two parents or
+ *                     more have not finished (one of one parent waits for it alone); the
  *                     finishing parent whose HINCRBY reaches 0 starts it. Each parent releases a
  *                     child once per run (its own end, or its cancel, happens once), so the count
  *                     is exact; the field goes when the node is cancelled

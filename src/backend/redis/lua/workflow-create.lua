@@ -24,8 +24,8 @@ for i = 0, count - 1 do
     roots[#roots + 1] = { ARGV[at], info }
   end
 end
--- Per hash, its field/value pairs: `state` (keys.ts) holds the flags, and per node its state
--- and, with parents, their count.
+-- Per hash, its field/value pairs: `state` (keys.ts) holds the flags and, per node of two
+-- parents or more, their count (a node with no state is pending).
 w.state, w.fail_fast, w.failed, w.cancelling, w.fresh, w.open = 'running', ARGV[6] == '1', false, false, fresh, count
 local order, infos, states = {}, {}, { lib.fields.flags, lib.packed_flags(w) }
 for i = 0, count - 1 do
@@ -33,8 +33,7 @@ for i = 0, count - 1 do
   local node = ARGV[at]
   order[i + 1] = node
   infos[2 * i + 1], infos[2 * i + 2] = node, ARGV[at + 1]
-  states[#states + 1], states[#states + 2] = node, 'pending'
-  if ARGV[at + 2] ~= '0' then
+  if ARGV[at + 2] ~= '0' and ARGV[at + 2] ~= '1' then
     states[#states + 1], states[#states + 2] = lib.fields.waiting .. node, ARGV[at + 2]
   end
 end

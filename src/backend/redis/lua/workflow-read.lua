@@ -34,7 +34,7 @@ local order = redis.call('LRANGE', w.key.order, 0, -1)
 local counts, nodes = {}, {}
 local RESULT, ERROR = lib.fields.result, lib.fields.error
 for _, node in ipairs(order) do
-  local state = states[node]
+  local state = states[node] or 'pending'
   if lib.is_started(state) then state = task_state(infos[node]) end
   counts[state] = (counts[state] or 0) + 1
   if with_nodes then

@@ -55,7 +55,12 @@ for _, node in ipairs(again) do
   for _, parent in ipairs(lib.ids(lib.node_info(w, node).a)) do
     if rerun[parent] then waits = waits + 1 end
   end
-  if waits > 0 then redis.call('HSET', w.key.state, lib.fields.waiting .. node, waits) else ready[#ready + 1] = node end
+  -- A node of one parent keeps no count (lib/workflow.lua release_children).
+  if waits == 0 then
+    ready[#ready + 1] = node
+  elseif string.find(lib.node_info(w, node).a, '\1', 1, true) then
+    redis.call('HSET', w.key.state, lib.fields.waiting .. node, waits)
+  end
 end
 lib.announce_workflow(w.id, 'running')
 for _, node in ipairs(ready) do lib.start_node(w, node, lib.node_info(w, node)) end

@@ -201,6 +201,11 @@ local function workflow_lib()
     return type(s) == 'string' and string.byte(s, 1) == 115
   end
 
+  -- Whether a node state is pending: none (as created) or 'pending' (as retried).
+  local function is_pending(s)
+    return not s or s == 'pending'
+  end
+
   -- The ids of a list of node ids as a record holds it.
   local function ids(list)
     local out = {}
@@ -309,24 +314,26 @@ local function workflow_lib()
     write_new_task(q, info.k, info.g, info.p, info.dl, info.ra, b)
   end
 
-  -- Counts a finished node off its children's waits (keys.ts `waiting`); a child whose count
+  -- Counts a finished node off its children's waits (keys.ts `state`); a child whose count
   -- reaches 0 starts, or, when a parent failed (`failure`: why) or the workflow is failing or
   -- cancelled, is cancelled, and its own children are released in turn (a stack, not recursion:
-  -- a cancel may run down a long chain). A count below 0 is a child cancelled already.
+  -- a cancel may run down a long chain). A count below 0 is a child cancelled already; a child
+  -- of one parent keeps no count: it waits for that one, unless it was cancelled.
   -- `children`: the parent's, as its record lists them (its started state has them).
   local function release_children(w, children, failure)
     local lists, whys = { children }, { failure or false }
     while #lists > 0 do
       local list, why = table.remove(lists), table.remove(whys)
       for child in string.gmatch(list, '[^\1]+') do
-        -- In a workflow not failing or cancelled no node was cancelled (a retry runs its cancelled
-        -- ones again), so a child of one parent waits only for it: its count is not kept up.
         local left
-        local a = (not why and not w.cancelling and not w.failed) and node_info(w, child).a
-        if a and a ~= '' and not string.find(a, '\1', 1, true) then
+        if string.find(node_info(w, child).a, '\1', 1, true) then
+          left = redis.call('HINCRBY', w.key.state, WAITING .. child, -1)
+        elseif not why and not w.cancelling and not w.failed then
+          -- In a workflow not failing or cancelled no node was cancelled (a retry runs its
+          -- cancelled ones again).
           left = 0
         else
-          left = redis.call('HINCRBY', w.key.state, WAITING .. child, -1)
+          left = is_pending(node_state(w, child)) and 0 or -1
         end
         if left >= 0 then
           local reason = nil
@@ -372,10 +379,10 @@ local function workflow_lib()
     local reason = all and 'workflow cancelled' or 'workflow failed'
     for _, node in ipairs(redis.call('LRANGE', w.key.order, 0, -1)) do
       local s = states[node]
-      if s == 'pending' or is_started(s) then
+      if is_pending(s) or is_started(s) then
         local info = node_info(w, node)
         if all or not info.r then
-          if s ~= 'pending' then
+          if is_started(s) then
             local q = queue_keys(info.q)
             local raw = redis.call('HGET', q.meta, info.k)
             local m = raw and decode_json(raw)
@@ -384,7 +391,7 @@ local function workflow_lib()
             elseif m and (m.s == 'queued' or m.s == 'scheduled' or m.s == 'retrying') then
               cancel_waiting_task(q, info.k, m, reason)
             end
-          elseif node_state(w, node) == 'pending' then
+          elseif is_pending(node_state(w, node)) then
             -- Read again: a cancel earlier in this loop may have reached it through a parent.
             cancel_pending(w, node, reason)
             release_children(w, info.c, 'parent ' .. quoted(node) .. ' was cancelled')
