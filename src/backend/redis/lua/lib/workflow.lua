@@ -55,7 +55,7 @@ local function workflow_lib()
 
   -- Workflows this call touched: their keys (`key`, each name made on first use), the nodes'
   -- records read (`infos`), the outcomes of the nodes that ended in this call (`outcomes`:
-  -- {state, result, error}, for their children's inputs), the node states read or set
+  -- {node, state, result, error}, false for none: for their children's inputs, node_inputs), the node states read or set
   -- (`states`), the fields of `state` set and not yet written (`writes`, flat, made at once by
   -- flush_starts) and, once load_workflow read them, their flags — written through, so every
   -- step sees the last, and written out with the other fields (`dirty`).
@@ -103,8 +103,7 @@ local function workflow_lib()
   -- The flags as one field: state, then failFast, failed, cancelling, fresh (1 | 0), then how
   -- many nodes are not final ('running 1001 10').
   local function packed_flags(w)
-    local bit = function(flag) return flag and '1' or '0' end
-    return w.state .. ' ' .. bit(w.fail_fast) .. bit(w.failed) .. bit(w.cancelling) .. bit(w.fresh) .. ' ' .. w.open
+    return w.state .. (w.fail_fast and ' 1' or ' 0') .. (w.failed and '1' or '0') .. (w.cancelling and '1' or '0') .. (w.fresh and '1 ' or '0 ') .. w.open
   end
 
   -- Fields of `state` to write (`node` a node's state: kept for node_state), at flush_starts.
@@ -224,7 +223,7 @@ local function workflow_lib()
     put(w, ERROR .. node, reason)
     -- Its count goes: a parent that finishes later takes it below 0, and nothing starts.
     redis.call('HDEL', w.key.state, WAITING .. node)
-    w.outcomes[node] = { 'cancelled', false, reason }
+    w.outcomes[node] = { node, 'cancelled', false, reason }
     one_less_open(w)
   end
 
@@ -259,9 +258,13 @@ local function workflow_lib()
   -- (false: none), as JSON. The outcomes of parents that ended in this call are at hand; the
   -- others are read.
   local function node_inputs(w, info)
-    if info.a == '' then return '[]' end
-    local parents = ids(info.a)
-    local flat, missing = {}, {}
+    local a = info.a
+    if a == '' then return '[]' end
+    -- One parent that ended in this call (a chain's step): its outcome is the list.
+    local o = w.outcomes[a]
+    if o then return cjson.encode(o) end
+    local parents = ids(a)
+    local missing = {}
     for _, parent in ipairs(parents) do
       if not w.outcomes[parent] then missing[#missing + 1] = parent end
     end
@@ -273,11 +276,12 @@ local function workflow_lib()
         fields[#fields + 1], fields[#fields + 2], fields[#fields + 3] = parent, RESULT .. parent, ERROR .. parent
       end
       local v = hmget_all(w.key.state, fields)
-      for j, parent in ipairs(missing) do read[parent] = { v[3 * j - 2], v[3 * j - 1], v[3 * j] } end
+      for j, parent in ipairs(missing) do read[parent] = { parent, v[3 * j - 2], v[3 * j - 1] or false, v[3 * j] or false } end
     end
+    local flat = {}
     for _, parent in ipairs(parents) do
-      local o = w.outcomes[parent] or read[parent]
-      flat[#flat + 1], flat[#flat + 2], flat[#flat + 3], flat[#flat + 4] = parent, o[1], o[2] or false, o[3] or false
+      local p = w.outcomes[parent] or read[parent]
+      flat[#flat + 1], flat[#flat + 2], flat[#flat + 3], flat[#flat + 4] = p[1], p[2], p[3], p[4]
     end
     return cjson.encode(flat)
   end
@@ -445,7 +449,7 @@ local function workflow_lib()
     put(w, node, state, node)
     if result then put(w, RESULT .. node, result) end
     if err then put(w, ERROR .. node, err) end
-    w.outcomes[node] = { state, result or false, err or false }
+    w.outcomes[node] = { node, state, result or false, err or false }
     one_less_open(w)
     if state ~= 'completed' and not w.cancelling and not w.failed then
       w.failed = true
