@@ -40,15 +40,10 @@ export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
  *                   (JSON), state, failFast (1 | 0), created, finished, retention (ms, the
  *                   default resolved at creation), onFinish (its task as it starts, JSON),
  *                   onFinishTask (its current run's id)
- * - nodes     hash  node -> all that does not change, as text cut at tabs: task id, queue,
- *                   when (r<runAt ms> | d<delay ms> | '' for now), its parents (declared order)
- *                   and its children (each list joined by NODE_LIST), record fragment (codec.ts),
- *                   runOnFailure (1 | 0), type, payload (last: the only part that may hold a
- *                   tab). Read once, at its start (workflows.ts encodeNodeRecord)
  * - order     list  the node ids in declared order
- * - state     hash  all that a node's end reads and writes, so that it is one read and one
- *                   write (lua/lib/workflow.lua); beside each node id, fields that start with a
- *                   control character, which no node id holds:
+ * - state     hash  the workflow's nodes: all that a node's end reads and writes (one read and
+ *                   one write, lua/lib/workflow.lua) and their records. Beside each node id,
+ *                   fields that start with a control character, which no node id holds:
  *                   node -> pending (or no field: as created) | started | completed | dead |
  *                     cancelled (the state of a started node, as reads report it, is its
  *                     task's); a started node's value is 'started' TAB its task id TAB its
@@ -64,11 +59,17 @@ export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
  *                     finishing parent whose HINCRBY reaches 0 starts it. Each parent releases a
  *                     child once per run (its own end, or its cancel, happens once), so the count
  *                     is exact; the field goes when the node is cancelled
+ *                   \x05 node -> all of the node that does not change, as text cut at tabs:
+ *                     task id, queue, when (r<runAt ms> | d<delay ms> | '' for now), its
+ *                     parents (declared order) and its children (each list joined by
+ *                     NODE_LIST), record fragment (codec.ts), runOnFailure (1 | 0), type,
+ *                     payload (last: the only part that may hold a tab); read at its start
+ *                     (workflows.ts encodeNodeRecord)
  */
 /** The separator of the lists of node ids in a node's record (no node id holds a control character). */
 export const NODE_LIST = '\x01';
 
-export const WORKFLOW_KEY_NAMES = ['meta', 'nodes', 'order', 'state'] as const;
+export const WORKFLOW_KEY_NAMES = ['meta', 'order', 'state'] as const;
 export type WorkflowKeys = Record<(typeof WORKFLOW_KEY_NAMES)[number], string>;
 
 export class RedisKeys {

@@ -12,6 +12,6 @@ for _, id in ipairs(ids) do
   redis.call('ZREM', lib.prefix .. ':workflows', id)
   redis.call('ZREM', lib.prefix .. ':workflows:expiry', id)
   -- UNLINK: a 10,000-node workflow's hashes are freed in the background, not in this call.
-  redis.call('UNLINK', w.key.meta, w.key.nodes, w.key.order, w.key.state)
+  redis.call('UNLINK', w.key.meta, w.key.order, w.key.state)
 end
 return #ids

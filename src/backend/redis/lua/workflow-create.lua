@@ -24,21 +24,20 @@ for i = 0, count - 1 do
     roots[#roots + 1] = { ARGV[at], info }
   end
 end
--- Per hash, its field/value pairs: `state` (keys.ts) holds the flags and, per node of two
--- parents or more, their count (a node with no state is pending).
+-- Per hash, its field/value pairs: `state` (keys.ts) holds the flags, each node's record and, per
+-- node of two parents or more, their count (a node with no state is pending).
 w.state, w.fail_fast, w.failed, w.cancelling, w.fresh, w.open = 'running', ARGV[6] == '1', false, false, fresh, count
-local order, infos, states = {}, {}, { lib.fields.flags, lib.packed_flags(w) }
+local order, states = {}, { lib.fields.flags, lib.packed_flags(w) }
 for i = 0, count - 1 do
   local at = first + i * FIELDS
   local node = ARGV[at]
   order[i + 1] = node
-  infos[2 * i + 1], infos[2 * i + 2] = node, ARGV[at + 1]
+  states[#states + 1], states[#states + 2] = lib.fields.record .. node, ARGV[at + 1]
   if ARGV[at + 2] ~= '0' and ARGV[at + 2] ~= '1' then
     states[#states + 1], states[#states + 2] = lib.fields.waiting .. node, ARGV[at + 2]
   end
 end
 lib.call_chunked('RPUSH', w.key.order, order)
-lib.call_chunked('HSET', w.key.nodes, infos)
 lib.call_chunked('HSET', w.key.state, states)
 local meta = { 'state', 'running', 'failFast', ARGV[6], 'created', NOW_S, 'retention', ARGV[7] }
 local function add_meta(field, value)

@@ -12,9 +12,8 @@ local w = lib.workflow_keys(ARGV[4])
 local meta = redis.call('HGETALL', w.key.meta)
 if #meta == 0 then return nil end
 local with_nodes = ARGV[5] == 'nodes'
--- Node states, the results and errors beside them (keys.ts `state`).
+-- Node states, and the results, errors and records beside them (keys.ts `state`).
 local states = lib.hash_of(redis.call('HGETALL', w.key.state))
-local infos = lib.hash_of(redis.call('HGETALL', w.key.nodes))
 
 -- The state of a started node's task: the record's first member as enqueue and claim write it,
 -- else decoded.
@@ -32,16 +31,16 @@ end
 
 local order = redis.call('LRANGE', w.key.order, 0, -1)
 local counts, nodes = {}, {}
-local RESULT, ERROR = lib.fields.result, lib.fields.error
+local RESULT, ERROR, RECORD = lib.fields.result, lib.fields.error, lib.fields.record
 for _, node in ipairs(order) do
   local state = states[node] or 'pending'
-  if lib.is_started(state) then state = task_state(infos[node]) end
+  if lib.is_started(state) then state = task_state(states[RECORD .. node]) end
   counts[state] = (counts[state] or 0) + 1
   if with_nodes then
     local at = #nodes
-    nodes[at + 1], nodes[at + 2], nodes[at + 3] = node, infos[node], state
+    nodes[at + 1], nodes[at + 2], nodes[at + 3] = node, states[RECORD .. node], state
     nodes[at + 4], nodes[at + 5] = states[RESULT .. node] or false, states[ERROR .. node] or false
-    nodes[at + 6] = (state == 'pending') and 0 or task_exists(infos[node])
+    nodes[at + 6] = (state == 'pending') and 0 or task_exists(states[RECORD .. node])
   end
 end
 local flat = {}

@@ -28,10 +28,11 @@ local function node_links(raw, from)
 end
 
 -- Whether a task runs a node of a workflow still kept (its runs are that workflow's to start).
--- The key is the workflow's `nodes` (keys.ts); the prefix is the events channel's ('<prefix>:events').
+-- The key is the workflow's `state`, its field the node's record (keys.ts); the prefix is the
+-- events channel's ('<prefix>:events').
 local function runs_workflow_node(m)
   local l = m.l
   if type(l) ~= 'table' or type(l.workflowId) ~= 'string' or type(l.workflowNode) ~= 'string' then return false end
-  local nodes = '{' .. string.sub(CHANNEL, 1, -8) .. ':wf:' .. l.workflowId .. '}:nodes'
-  return redis.call('HEXISTS', nodes, l.workflowNode) == 1
+  local state = '{' .. string.sub(CHANNEL, 1, -8) .. ':wf:' .. l.workflowId .. '}:state'
+  return redis.call('HEXISTS', state, '\5' .. l.workflowNode) == 1
 end

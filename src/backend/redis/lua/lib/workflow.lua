@@ -97,8 +97,9 @@ local function workflow_lib()
   end
 
   -- Fields of a workflow's `state` hash (keys.ts) beside its node ids, which hold no control
-  -- character: the flags, and per node its result, error and count of parents to wait for.
-  local FLAGS, RESULT, ERROR, WAITING = '\1', '\2', '\3', '\4'
+  -- character: the flags, and per node its result, error, count of parents to wait for and
+  -- record.
+  local FLAGS, RESULT, ERROR, WAITING, RECORD = '\1', '\2', '\3', '\4', '\5'
 
   -- The flags as one field: state, then failFast, failed, cancelling, fresh (1 | 0), then how
   -- many nodes are not final ('running 1001 10').
@@ -184,11 +185,11 @@ local function workflow_lib()
     return info
   end
 
-  -- A node's record, read once per call.
+  -- A node's record, read once per call (from the hash its end read a moment before: warm).
   local function node_info(w, node)
     local info = w.infos[node]
     if not info then
-      info = parse_record(redis.call('HGET', w.key.nodes, node))
+      info = parse_record(redis.call('HGET', w.key.state, RECORD .. node))
       w.infos[node] = info
     end
     return info
@@ -495,7 +496,7 @@ local function workflow_lib()
     cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle, flush_starts = flush_starts,
     node_inputs = node_inputs, put = put, mark = mark, packed_flags = packed_flags, node_state = node_state,
     parse_record = parse_record, is_started = is_started, ids = ids,
-    fields = { flags = FLAGS, result = RESULT, error = ERROR, waiting = WAITING },
+    fields = { flags = FLAGS, result = RESULT, error = ERROR, waiting = WAITING, record = RECORD },
   }
   return WORKFLOW
 end
