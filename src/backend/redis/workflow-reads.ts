@@ -29,8 +29,8 @@ function toRecord(id: string, reply: NonNullable<ReadReply>): WorkflowRecord {
     // The node's record (workflows.ts encodeNodeRecord): task id, queue, when, parents, children, fragment, runOnFailure, type, payload.
     const [taskId, queue, , parents, , , runOnFailure, type] = flatNodes[i + 1]!.split('\t', 8);
     nodes.push({
-      id: flatNodes[i]!, type: type!, queue: queue!, state: flatNodes[i + 2] as WorkflowNodeState, taskId: Number(flatNodes[i + 5]) === 1 ? taskId! : null,
-      dependsOn: parents === '' ? [] : parents!.split(NODE_LIST), runOnFailure: runOnFailure === '1', result: flatNodes[i + 3] ?? null, error: flatNodes[i + 4] ?? null,
+      id: flatNodes[i]!, type, queue, state: flatNodes[i + 2] as WorkflowNodeState, taskId: Number(flatNodes[i + 5]) === 1 ? taskId : null,
+      dependsOn: parents === '' ? [] : parents.split(NODE_LIST), runOnFailure: runOnFailure === '1', result: flatNodes[i + 3] ?? null, error: flatNodes[i + 4] ?? null,
     });
   }
   const name = meta.get('name');
