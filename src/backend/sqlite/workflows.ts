@@ -43,6 +43,13 @@ export function createWorkflow(t: Transition, wf: NewWorkflow): void {
   if (t.get('SELECT 1 FROM workflows WHERE id = ?', wf.id)) {
     throw new TasklineError('TL_WORKFLOW_CONFLICT', `a workflow with id ${JSON.stringify(wf.id)} already exists`);
   }
+  // A task id is one node's: another workflow's node holding it refuses this one (as the index
+  // would, less clearly).
+  for (const node of wf.nodes) {
+    if (t.get('SELECT 1 FROM workflow_nodes WHERE task_id = ?', node.taskId)) {
+      throw new TasklineError('TL_TASK_CONFLICT', `node ${JSON.stringify(node.id)} of workflow ${JSON.stringify(wf.id)}: task id ${node.taskId} is taken`);
+    }
+  }
   t.run(
     `INSERT INTO workflows (id, name, state, fail_fast, open_nodes, created_at, retention, on_finish, on_finish_task_id)
      VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)`,
