@@ -1,9 +1,9 @@
 import type { NewTask } from '../core/task.js';
 import type { EnqueueOutcome } from './contract.js';
 
-interface Pending {
-  tasks: NewTask[];
-  resolve: (outcomes: EnqueueOutcome[]) => void;
+interface Pending<T, R> {
+  tasks: T[];
+  resolve: (outcomes: R[]) => void;
   reject: (error: unknown) => void;
 }
 
@@ -14,18 +14,20 @@ interface Pending {
  * outcomes, exactly as if the calls had run one after another in arrival order (the store handles
  * a batch in order: an id taken by an earlier task of the batch is a conflict); a group never
  * exceeds `maxGroup` tasks unless one call alone does. A failed store call fails every call of
- * its group.
+ * its group. Workflows are created the same way (T a workflow, its weight its node count).
  */
-export class EnqueueGroups {
-  private pending: Pending[] = [];
+export class EnqueueGroups<T = NewTask, R = EnqueueOutcome> {
+  private pending: Pending<T, R>[] = [];
 
   constructor(
-    private readonly store: (tasks: NewTask[]) => Promise<EnqueueOutcome[]>,
+    private readonly store: (tasks: T[]) => Promise<R[]>,
     /** Most tasks of one group: a store call's batch stays bounded under many producers. */
     private readonly maxGroup = 1000,
+    /** What one item counts towards maxGroup. */
+    private readonly weight: (item: T) => number = () => 1,
   ) {}
 
-  enqueue(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
+  enqueue(tasks: T[]): Promise<R[]> {
     if (tasks.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       this.pending.push({ tasks, resolve, reject });
@@ -36,23 +38,25 @@ export class EnqueueGroups {
   private flush(): void {
     const pending = this.pending;
     this.pending = [];
-    let group: Pending[] = [];
+    let group: Pending<T, R>[] = [];
     let size = 0;
     for (const call of pending) {
-      if (group.length > 0 && size + call.tasks.length > this.maxGroup) {
+      let weight = 0;
+      for (const item of call.tasks) weight += this.weight(item);
+      if (group.length > 0 && size + weight > this.maxGroup) {
         this.send(group);
         group = [];
         size = 0;
       }
       group.push(call);
-      size += call.tasks.length;
+      size += weight;
     }
     if (group.length > 0) this.send(group);
   }
 
-  private send(calls: Pending[]): void {
+  private send(calls: Pending<T, R>[]): void {
     const all = calls.length === 1 ? calls[0].tasks : calls.flatMap((c) => c.tasks);
-    let stored: Promise<EnqueueOutcome[]>;
+    let stored: Promise<R[]>;
     try {
       stored = this.store(all);
     } catch (error) {

@@ -182,6 +182,35 @@ export function workflowConformance(openStore: OpenStore): void {
       expect(await backend.getTask(wf.nodes[0].taskId)).toBeNull();
     });
 
+    it('workflows created at once are each stored or refused on their own, as if one after another', async () => {
+      const { backend } = store;
+      const taken = newTask('t', null, { queue: 'elsewhere' });
+      await backend.enqueue([taken]);
+      // Made in the same tick: a store may write them in one call.
+      const first = newWorkflow([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }], { id: 'together', onFinish: 'done' });
+      const sameId = newWorkflow([{ id: 'other' }], { id: 'together' });
+      const takenRoot = newWorkflow([{ id: 'x' }], { generatedTaskIds: false });
+      takenRoot.nodes[0].taskId = taken.id;
+      const twin = newWorkflow([{ id: 'y' }], { generatedTaskIds: false });
+      twin.nodes[0].taskId = first.nodes[0].taskId;
+      // Its node queue is the first's onFinish queue: it is still marked as a queue of nodes.
+      const inFinishQueue = newWorkflow([{ id: 'f', queue: 'finish' }, { id: 'g', queue: 'finish', dependsOn: ['f'] }]);
+      const results = await Promise.allSettled([first, sameId, takenRoot, twin, inFinishQueue].map((wf) => backend.createWorkflow(wf)));
+      expect(results.map((r) => (r.status === 'fulfilled' ? 'ok' : (r.reason as { code: string }).code))).toEqual([
+        'ok', 'TL_WORKFLOW_CONFLICT', 'TL_TASK_CONFLICT', 'TL_TASK_CONFLICT', 'ok',
+      ]);
+      expect((await backend.getWorkflow('together'))!.nodes.map((n) => n.id)).toEqual(['a', 'b']);
+      expect(await backend.getWorkflow(takenRoot.id)).toBeNull();
+      expect(await backend.getWorkflow(twin.id)).toBeNull();
+      expect((await backend.getTask(first.nodes[0].taskId))!.links).toEqual({ workflowId: 'together', workflowNode: 'a' });
+      await complete(backend, inFinishQueue, 'f', 'F', 'finish');
+      await complete(backend, inFinishQueue, 'g', 'G', 'finish');
+      await complete(backend, first, 'a');
+      await complete(backend, first, 'b');
+      expect((await backend.getWorkflow(inFinishQueue.id))!).toMatchObject({ state: 'completed', nodes: [{ result: '"F"' }, { result: '"G"' }] });
+      expect((await backend.getWorkflow('together'))!.state).toBe('completed');
+    });
+
     it('a workflow outlives its nodes’ task retention, keeping their results until its own ends', async () => {
       const { backend } = store;
       const wf = newWorkflow([{ id: 'a', retention: 1000 }, { id: 'b', retention: 1000, dependsOn: ['a'] }], { retention: 2 * HOUR });

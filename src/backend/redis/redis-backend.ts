@@ -48,6 +48,10 @@ export class RedisBackend implements SchedulingBackend {
   private readonly scheduling: RedisScheduleStore;
   /** Enqueues of a tick go together: one script call per queue. */
   private readonly enqueues = new EnqueueGroups((tasks) => enqueueTasks(this.c, tasks));
+  /** Workflows created in the same tick: one script call (bounded by their nodes), as for enqueues. */
+  private readonly workflowCreates = new EnqueueGroups<workflows.PreparedWorkflow, string>(
+    (prepared) => workflows.storeWorkflows(this.c, prepared), 10_000, (p) => p.workflow.nodes.length,
+  );
 
   private constructor(private readonly c: RedisConnection) {
     this.keys = c.keys;
@@ -181,8 +185,9 @@ export class RedisBackend implements SchedulingBackend {
 
   // ── workflows (workflows.ts) ────────────────────────────────────────────────
 
-  createWorkflow(workflow: NewWorkflow): Promise<{ id: string; state: WorkflowState }> {
-    return workflows.createWorkflow(this.c, workflow);
+  async createWorkflow(workflow: NewWorkflow): Promise<{ id: string; state: WorkflowState }> {
+    const [reply] = await this.workflowCreates.enqueue([await workflows.prepareWorkflow(this.c, workflow)]);
+    return workflows.created(workflow, reply);
   }
 
   getWorkflow(id: string): Promise<WorkflowRecord | null> {

@@ -17,11 +17,17 @@ import { getWorkflow } from './workflow-reads.js';
 
 export { getWorkflow, listWorkflows, workflowInputs } from './workflow-reads.js';
 
+/** A workflow ready for lua/workflow-create.lua: its part of the script's arguments. */
+export interface PreparedWorkflow {
+  workflow: NewWorkflow;
+  args: (string | number)[];
+}
+
 /**
- * Stores the workflow and enqueues its roots (lua/workflow-create.lua). TL_WORKFLOW_CONFLICT for
- * an id in use, TL_TASK_CONFLICT for a root whose task id another task has; then nothing is stored.
+ * Checks a workflow and makes its arguments (TL_TASK_CONFLICT for a root whose task id another
+ * queue's task has, when the ids are not the client's new ones). Nothing is stored yet.
  */
-export async function createWorkflow(c: RedisConnection, wf: NewWorkflow): Promise<{ id: string; state: 'running' }> {
+export async function prepareWorkflow(c: RedisConnection, wf: NewWorkflow): Promise<PreparedWorkflow> {
   const links = wf.nodes.map((node): TaskLinks => ({ workflowId: wf.id, workflowNode: node.id }));
   const onFinish = wf.onFinish;
   const onFinishLinks: TaskLinks = { workflowId: wf.id };
@@ -43,7 +49,25 @@ export async function createWorkflow(c: RedisConnection, wf: NewWorkflow): Promi
   wf.nodes.forEach((node, i) => {
     args.push(node.id, encodeNodeRecord(node, children.get(node.id) ?? [], encodeRecordFragment(node.task, links[i])), node.dependsOn.length);
   });
-  const reply = String(await c.runScript('workflow-create', '', args, [c.keys.workflow(wf.id).meta]));
+  return { workflow: wf, args };
+}
+
+/**
+ * Stores prepared workflows and enqueues their roots, in one call (lua/workflow-create.lua; the
+ * creations made in the same tick, RedisBackend). Per workflow: 'ok', 'conflict' or 'task:<id>'.
+ */
+export async function storeWorkflows(c: RedisConnection, prepared: PreparedWorkflow[]): Promise<string[]> {
+  const args: (string | number)[] = [prepared.length];
+  for (const p of prepared) for (const arg of p.args) args.push(arg);
+  const replies = (await c.runScript('workflow-create', '', args, [c.keys.workflow(prepared[0].workflow.id).meta])) as unknown[];
+  return replies.map(String);
+}
+
+/**
+ * A workflow stored (workflow-create.lua's reply for it): TL_WORKFLOW_CONFLICT for an id in use,
+ * TL_TASK_CONFLICT for a root whose task id another task has; then nothing of it is stored.
+ */
+export function created(wf: NewWorkflow, reply: string): { id: string; state: 'running' } {
   if (reply === 'conflict') throw workflowConflict(wf.id);
   if (reply.startsWith('task:')) throw taskConflict(wf, reply.slice(5));
   return { id: wf.id, state: 'running' };
