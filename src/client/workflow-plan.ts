@@ -34,8 +34,8 @@ export interface WorkflowOptions {
 /** Node options a workflow sets itself, refused on a node. */
 const WORKFLOW_OWNED = ['id', 'uniqueFor', 'uniqueKey', 'links'] as const;
 
-/** A node's task as its handler will see it, checked like an enqueue; errors name the node. */
-function nodeTask(node: Pick<WorkflowNodeSpec, 'id' | 'type' | 'payload' | 'options' | 'definition'>, context: NormalizeContext, where: string): WorkflowTaskSpec {
+/** A node's task as its handler will see it, checked like an enqueue; errors name the node (`where`: onFinish's name). */
+function nodeTask(node: Pick<WorkflowNodeSpec, 'id' | 'type' | 'payload' | 'options' | 'definition'>, context: NormalizeContext, where?: string): WorkflowTaskSpec {
   try {
     for (const key of WORKFLOW_OWNED) {
       if ((node.options as Record<string, unknown>)[key] !== undefined) {
@@ -51,7 +51,7 @@ function nodeTask(node: Pick<WorkflowNodeSpec, 'id' | 'type' | 'payload' | 'opti
       retention: t.retention, backoff: t.backoff, headers: t.headers,
     };
   } catch (error) {
-    if (error instanceof TasklineError) throw new TasklineError('TL_INVALID_WORKFLOW', `${where}: ${error.message}`, { cause: error });
+    if (error instanceof TasklineError) throw new TasklineError('TL_INVALID_WORKFLOW', `${where ?? `node ${quote(node.id)}`}: ${error.message}`, { cause: error });
     throw error;
   }
 }
@@ -75,7 +75,7 @@ export function planWorkflow(root: WorkflowPart, options: WorkflowOptions | unde
   const compiled = compileWorkflow(root);
   let bytes = 0;
   const nodes = compiled.nodes.map((node) => {
-    const task = nodeTask(node, context, `node ${quote(node.id)}`);
+    const task = nodeTask(node, context);
     bytes += Buffer.byteLength(task.payload);
     return { id: node.id, taskId: uuidv7(), task, dependsOn: node.dependsOn, runOnFailure: node.runOnFailure };
   });
