@@ -53,20 +53,23 @@ export async function ackAndClaim(c: RedisConnection, acks: Ack[], workerId: str
 
 /**
  * ack.lua's arguments for some of `acks` (all of one queue), and the order of its results (the
- * indexes into `acks`). A completion without a result — what a busy worker sends most — goes
- * short, 2 arguments instead of 6, grouped with the others of its lease token (a claim's tasks
- * share one); the other acks go in full first, so two acks of one attempt in a batch (which the
- * worker never sends) do not keep their order: one applies, the other is stale.
+ * indexes into `acks`). A completion — what a busy worker sends most — goes short, 2 arguments
+ * (3 with its result) instead of 6, grouped with the others of its lease token (a claim's tasks
+ * share one) that have a result or that have none; the other acks go in full first, so two acks
+ * of one attempt in a batch (which the worker never sends) do not keep their order: one applies,
+ * the other is stale.
  */
 function ackArgs(acks: Ack[], indexes: number[]): { args: (string | number)[]; order: number[] } {
   const full: number[] = [];
+  // By token, then 0 (no result) or 1.
   const short = new Map<string, number[]>();
   for (const index of indexes) {
     const ack = acks[index];
-    if (ack.kind === 'complete' && ack.result === '') {
-      const group = short.get(ack.token);
+    if (ack.kind === 'complete') {
+      const key = `${ack.result === '' ? 0 : 1}${ack.token}`;
+      const group = short.get(key);
       if (group) group.push(index);
-      else short.set(ack.token, [index]);
+      else short.set(key, [index]);
     } else full.push(index);
   }
   const args: (string | number)[] = [full.length, DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled];
@@ -75,24 +78,26 @@ function ackArgs(acks: Ack[], indexes: number[]): { args: (string | number)[]; o
     let kind: string = ack.kind;
     let data = '';
     let delay = 0;
-    if (ack.kind === 'complete') data = ack.result;
-    else if (ack.kind === 'retry') {
+    if (ack.kind === 'retry') {
       kind = ack.consumed ? 'retry' : 'retry-free';
       data = ack.error;
       delay = ack.delay;
     } else if (ack.kind === 'dead' || ack.kind === 'cancelled') data = ack.error;
     else if (ack.kind === 'hand-back') delay = ack.delay;
-    // A completing attempt is not stored, only its finish time: the record says the rest
-    // (lua/ack.lua); a hand-back was no attempt and stores none.
-    const attempt = ack.kind === 'complete' ? finishTime(ack.attempt) : ack.kind === 'hand-back' ? '' : encodeAttempt(ack.attempt);
+    // A hand-back was no attempt and stores none.
+    const attempt = ack.kind === 'hand-back' ? '' : encodeAttempt(ack.attempt);
     args.push(kind, ack.id, ack.token, data, delay, attempt);
   }
   args.push(short.size);
   const order = full;
-  for (const [token, group] of short) {
-    args.push(token, group.length);
+  for (const [key, group] of short) {
+    const withResults = key.charCodeAt(0) === 49;
+    args.push(key.slice(1), group.length, withResults ? 1 : 0);
     for (const index of group) {
-      args.push(acks[index].id, finishTime(acks[index].attempt));
+      const ack = acks[index] as Extract<Ack, { kind: 'complete' }>;
+      // A completing attempt is not stored, only its finish time: the record says the rest (lua/ack.lua).
+      args.push(ack.id, finishTime(ack.attempt));
+      if (withResults) args.push(ack.result);
       order.push(index);
     }
   }

@@ -4,8 +4,8 @@
 -- then per full ack 6 fields: kind, id, token, data (result or error), delay ms, attempt record
 -- JSON — for `complete`, its finish time (ms) instead: the completing attempt is not stored, the
 -- record holds all it says (codec.ts puts it back on read); for `hand-back`, '' (no attempt);
--- then the completions without a result, short: the number of groups, then per group of one
--- lease token: token, m, and m times id and finish time.
+-- then the completions, short: the number of groups, then per group of one lease token: token,
+-- m, r (1: with results), and m times id, finish time and, with r = 1, the result.
 -- kind: complete | retry | retry-free (the attempt is given back) | dead | cancelled | requeue |
 -- hand-back (no handler in that worker: retrying again, as if never claimed).
 -- Returns per ack, full ones first then the short ones in order, 1 (applied) or 0 (stale).

@@ -7,8 +7,8 @@
 local function ack_batch(o)
   local full = tonumber(ARGV[o + 1])
   local retention = { completed = tonumber(ARGV[o + 2]), dead = tonumber(ARGV[o + 3]), cancelled = tonumber(ARGV[o + 4]) }
-  -- Each ack's fields, read once: the full acks' 6 each, then the short completions, sent in
-  -- groups of one lease token (token, m, then m times id and finish time).
+  -- Each ack's fields, read once: the full acks' 6 each, then the completions, sent in groups of
+  -- one lease token (token, m, r, then m times id and finish time, and with r = 1 the result).
   local kinds, ids, tokens, datas, delays, attempts_in = {}, {}, {}, {}, {}, {}
   local at = o + 5
   for i = 1, full do
@@ -19,12 +19,20 @@ local function ack_batch(o)
   local groups = tonumber(ARGV[at])
   at = at + 1
   for _ = 1, groups do
-    local token, m = ARGV[at], tonumber(ARGV[at + 1])
-    at = at + 2
-    for _ = 1, m do
-      count = count + 1
-      kinds[count], ids[count], tokens[count], datas[count], attempts_in[count] = 'complete', ARGV[at], token, '', ARGV[at + 1]
-      at = at + 2
+    local token, m, results = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2] == '1'
+    at = at + 3
+    if results then
+      for _ = 1, m do
+        count = count + 1
+        kinds[count], ids[count], tokens[count], datas[count], attempts_in[count] = 'complete', ARGV[at], token, ARGV[at + 2], ARGV[at + 1]
+        at = at + 3
+      end
+    else
+      for _ = 1, m do
+        count = count + 1
+        kinds[count], ids[count], tokens[count], datas[count], attempts_in[count] = 'complete', ARGV[at], token, '', ARGV[at + 1]
+        at = at + 2
+      end
     end
   end
   FINISHED_BATCH = {}
