@@ -102,8 +102,13 @@ local function ack_batch(o)
           announce_finished(id, 'completed', plain_type or (type(lease) == 'table' and lease or decode_json(metas[i])).t)
         end
         if node_queue then
-          local links = type(lease) == 'table' and lease.l or string.find(metas[i], 'workflowNode":', 1, true) and node_links(metas[i], 1)
-          if type(links) == 'table' and links.workflowNode then ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = links, state = 'completed', result = data ~= '' and data or nil } end
+          local wf, node
+          if type(lease) == 'table' then
+            if type(lease.l) == 'table' then wf, node = lease.l.workflowId, lease.l.workflowNode end
+          elseif string.find(metas[i], 'workflowNode":', 1, true) then
+            wf, node = node_links(metas[i], 1)
+          end
+          if node then ENDED_NODES[#ENDED_NODES + 1] = { id = id, wf = wf, node = node, state = 'completed', result = data ~= '' and data or nil } end
         end
       elseif plain_type then
         -- The common case, as text: completed, finished then, kept for the default retention.
@@ -114,8 +119,8 @@ local function ack_batch(o)
         completed[#completed + 1] = id
         announce_finished(id, 'completed', plain_type)
         if node_queue and string.find(metas[i], 'workflowNode":', lease, true) then
-          local links = node_links(metas[i], lease)
-          if links then ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = links, state = 'completed', result = data ~= '' and data or nil } end
+          local wf, node = node_links(metas[i], lease)
+          if wf then ENDED_NODES[#ENDED_NODES + 1] = { id = id, wf = wf, node = node, state = 'completed', result = data ~= '' and data or nil } end
         end
       else
         -- held_with decoded a record it did not find in the fast shape; only those are decoded here.
@@ -170,7 +175,7 @@ local function ack_batch(o)
         local links = m.l
         if links and links.workflowNode and (m.s == 'completed' or m.s == 'dead' or m.s == 'cancelled') then
           local completed_now = m.s == 'completed'
-          ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = links, state = m.s, result = completed_now and data ~= '' and data or nil, error = not completed_now and m.le or nil }
+          ENDED_NODES[#ENDED_NODES + 1] = { id = id, wf = links.workflowId, node = links.workflowNode, state = m.s, result = completed_now and data ~= '' and data or nil, error = not completed_now and m.le or nil }
         end
         records[#records + 1] = id
         records[#records + 1] = cjson.encode(m)

@@ -1,29 +1,29 @@
 -- A workflow node's task reaching a final state, noted by the transition that moved it, for
 -- its fan-in (settle_nodes, lib/workflow.lua) once the call's task writes are done.
 
--- Tasks this call moved to a final state whose links name a workflow node: each { id, links,
--- state, result, error (nil: the state's name) }. It grows while they are settled (a cancel
--- finishes tasks).
+-- Tasks this call moved to a final state whose links name a workflow node: each { id, wf (its
+-- workflow id), node, state, result, error (nil: the state's name) }. It grows while they are
+-- settled (a cancel finishes tasks).
 local ENDED_NODES = {}
 
 -- Notes a task that reached a final state, when its links name a workflow node; `err`: its
 -- last error. (The ack batch notes its own inline.)
 local function note_node_end(id, links, state, result, err)
   if type(links) == 'table' and links.workflowNode then
-    ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = links, state = state, result = result, error = err }
+    ENDED_NODES[#ENDED_NODES + 1] = { id = id, wf = links.workflowId, node = links.workflowNode, state = state, result = result, error = err }
   end
 end
 
--- The links of a workflow node's task record, read from `from` on as the client writes them
--- ({"workflowId":…,"workflowNode":…}, ids without escapes), else decoded; nil for a task
--- that is no node.
+-- The workflow id and node of a workflow node's task record, read from `from` on as the client
+-- writes its links ({"workflowId":…,"workflowNode":…}, ids without escapes), else decoded; nil
+-- for a task that is no node.
 local function node_links(raw, from)
   local at = string.find(raw, '"l":{"workflowId":"', from, true)
   local wf, node = nil, nil
   if at then wf, node = string.match(raw, '^"l":{"workflowId":"([^"\\]*)","workflowNode":"([^"\\]*)"}', at) end
-  if wf then return { workflowId = wf, workflowNode = node } end
+  if wf then return wf, node end
   local l = decode_json(raw).l
-  if type(l) == 'table' and l.workflowNode then return l end
+  if type(l) == 'table' and l.workflowNode then return l.workflowId, l.workflowNode end
   return nil
 end
 

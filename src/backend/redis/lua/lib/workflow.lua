@@ -303,8 +303,7 @@ local function workflow_lib()
       local earlier = decode_json(raw)
       local l = earlier.l
       if type(l) ~= 'table' or l.workflowId ~= w.id or l.workflowNode ~= node then
-        local links = { workflowId = w.id, workflowNode = node }
-        ENDED_NODES[#ENDED_NODES + 1] = { id = info.k, links = links, state = 'dead', error = 'task id ' .. info.k .. ' is taken by another task' }
+        ENDED_NODES[#ENDED_NODES + 1] = { id = info.k, wf = w.id, node = node, state = 'dead', error = 'task id ' .. info.k .. ' is taken by another task' }
         return
       end
       remove_task(q, info.k, earlier.s)
@@ -372,7 +371,7 @@ local function workflow_lib()
     redis.call('HSET', q.meta, id, cjson.encode(m))
     if q.name == QUEUE then TRIM.cancelled = true end
     announce_finished(id, 'cancelled', m.t, q.name)
-    if m.l and m.l.workflowNode then ENDED_NODES[#ENDED_NODES + 1] = { id = id, links = m.l, state = 'cancelled', error = reason } end
+    note_node_end(id, m.l, 'cancelled', nil, reason)
   end
 
   -- Cancels every node not final (`all`: runOnFailure ones too, for cancelWorkflow): pending ones
@@ -463,7 +462,7 @@ local function workflow_lib()
   -- Settles one noted task: only the current run of a started node of a kept workflow counts, so
   -- a node ends once.
   local function settle_task(ended)
-    local wf, node = ended.links.workflowId, ended.links.workflowNode
+    local wf, node = ended.wf, ended.node
     if type(wf) ~= 'string' or type(node) ~= 'string' then return end
     local w = load_workflow(wf, node)
     if not w then return end
