@@ -116,7 +116,11 @@ describe('Redis: records with lone surrogates or corrupt JSON', () => {
     const wf = newWorkflow([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }]);
     await backend.createWorkflow(wf);
     await complete(backend, wf, 'a', { n: 1 });
-    await redis.hset(backend.keys.queueKey('default', 'inputs'), taskIds(wf).b, '["a","completed"');
+    // The inputs are the record's last member ("wi", codec.ts).
+    const meta = backend.keys.queueKey('default', 'meta');
+    const record = (await redis.hget(meta, taskIds(wf).b))!;
+    expect(record).toContain(',"wi":["a","completed",');
+    await redis.hset(meta, taskIds(wf).b, record.replace(/,"wi":.*\}$/, ',"wi":"unreadable"}'));
     const claimed = await claimTask(backend, taskIds(wf).b);
     expect(claimed.inputs).toBeUndefined();
     const parents = [{ id: 'a', state: 'completed', result: '{"n":1}', error: null }];

@@ -5,7 +5,7 @@
 import { FORWARD_LIMIT } from '../shared.js';
 import { DEFAULT_RETENTION, type Ack, type AckAndClaimResult, type AckResult, type ClaimRequest, type ClaimResult } from '../contract.js';
 import { chunksByQueue } from './batches.js';
-import { decodeClaimed, decodeInputs, encodeAttempt } from './codec.js';
+import { decodeClaimed, encodeAttempt } from './codec.js';
 import type { RedisConnection } from './connection.js';
 import type { ScriptCall } from './scripts.js';
 
@@ -114,13 +114,8 @@ function decodeClaimReply(reply: (string | number)[], start: number, queue: stri
   const tasks = [];
   const token = String(reply[start + 4]);
   const now = Number(reply[start + 3]);
-  // 3 values per task, or 4 when the claim hands workflow nodes their inputs (lua/lib/claim-batch.lua).
-  const stride = Number(reply[start + 5]);
-  for (let j = start + 6; j < reply.length; j += stride) {
-    const task = decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), token, leaseMs, now);
-    const inputs = stride === 4 && reply[j + 3] !== null ? decodeInputs(String(reply[j + 3])) : undefined;
-    if (inputs !== undefined) task.inputs = inputs;
-    tasks.push(task);
+  for (let j = start + 5; j < reply.length; j += 3) {
+    tasks.push(decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), token, leaseMs, now));
   }
   const nextDue = Number(reply[start + 1]);
   return { queue, tasks, paused: reply[start] === 1, more: reply[start + 2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now };

@@ -26,6 +26,8 @@ export interface StoredMeta {
   l?: TaskLinks;
   p?: unknown;
   x?: number;
+  /** A workflow node's inputs, as lua/lib/workflow.lua node_inputs writes them (its claim hands them over). */
+  wi?: unknown;
 }
 
 /** What a new task's record fragment holds. */
@@ -104,6 +106,11 @@ export function decodeInputs(raw: string): WorkflowInputs | undefined {
   } catch {
     return undefined;
   }
+  return inputsOf(flat);
+}
+
+/** Node inputs from their flat form, parsed; undefined for anything else. */
+function inputsOf(flat: unknown): WorkflowInputs | undefined {
   if (!Array.isArray(flat)) return undefined;
   const parents: WorkflowInputs['parents'] = [];
   for (let i = 0; i + 3 < flat.length; i += 4) {
@@ -119,7 +126,7 @@ export function decodeInputs(raw: string): WorkflowInputs | undefined {
 export function decodeClaimed(queue: string, id: string, rawMeta: string, payload: string, token: string, leaseMs: number, now: number): ClaimedTask {
   const m = JSON.parse(rawMeta) as StoredMeta;
   const startedAt = m.sa ?? now;
-  return {
+  const task: ClaimedTask = {
     id,
     type: m.t,
     queue,
@@ -136,6 +143,10 @@ export function decodeClaimed(queue: string, id: string, rawMeta: string, payloa
     token,
     leaseExpiresAt: startedAt + leaseMs,
   };
+  // A workflow node's inputs, unless unreadable (its worker then reads them from the workflow).
+  const inputs = m.wi === undefined ? undefined : inputsOf(m.wi);
+  if (inputs !== undefined) task.inputs = inputs;
+  return task;
 }
 
 /** Whether a stored record is a JSON object (else decodeRecord needs its state from elsewhere). */

@@ -23,13 +23,10 @@
  * - keep      hash   completed/dead/cancelled -> most tasks of that state kept (setQueueKeep);
  *                    nodes -> 1 once a workflow has a node in the queue (its ack batches look
  *                    for node tasks only then; read with the bounds, lua/lib/keep.lua)
- * - inputs    hash   id -> what a workflow node's handler reads of its parents, written at its
- *                    start (JSON: per parent id, state, result, error; false for none), handed
- *                    to the worker by its claim (lua/lib/workflow.lua)
  */
 export const QUEUE_KEY_NAMES = [
   'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled',
-  'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor', 'keep', 'inputs',
+  'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor', 'keep',
 ] as const;
 export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
 

@@ -26,15 +26,15 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
  */
 export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> = {
   enqueue: ['meta', 'payload', 'queued', 'scheduled', 'marker'],
-  claim: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'paused', 'marker', 'seq', 'inputs'],
-  ack: ['meta', 'payload', 'queued', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'stats', 'attempts', 'result', 'logs', 'cancel', 'keep', 'inputs'],
+  claim: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'paused', 'marker', 'seq'],
+  ack: ['meta', 'payload', 'queued', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'stats', 'attempts', 'result', 'logs', 'cancel', 'keep'],
   'ack-claim': [
     'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'paused', 'marker', 'stats', 'attempts',
-    'result', 'logs', 'seq', 'cancel', 'keep', 'inputs',
+    'result', 'logs', 'seq', 'cancel', 'keep',
   ],
   renew: ['meta', 'running', 'cancel'],
   forward: ['meta', 'queued', 'scheduled', 'retrying', 'marker'],
-  recover: ['meta', 'payload', 'retrying', 'running', 'dead', 'cancelled', 'marker', 'stats', 'result', 'attempts', 'logs', 'cancel', 'keep', 'inputs'],
+  recover: ['meta', 'payload', 'retrying', 'running', 'dead', 'cancelled', 'marker', 'stats', 'result', 'attempts', 'logs', 'cancel', 'keep'],
   progress: ['meta', 'logs'],
   // The workflow scripts take no queue's keys: they build the keys of the queues their nodes run
   // in, and the workflow's own, from the prefix (lua/lib/workflow.lua).

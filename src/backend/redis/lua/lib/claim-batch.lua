@@ -4,17 +4,16 @@
 local RUNNING_SEED = 'created as a skiplist: this member is removed at once, and is no task id'
 
 -- claim.lua's work, its arguments from ARGV[o + 1] (count, worker id, lease ms, forward limit);
--- returns its reply: paused (1 | 0), next due, more (1 | 0), now, the lease token, the values per
--- task (3, or 4 when workflow nodes are among them), then per task id, record, payload and, with
--- 4, a workflow node's inputs (lib/workflow.lua; false for any other task). The caller
+-- returns its reply: paused (1 | 0), next due, more (1 | 0), now, the lease token, then per task
+-- id, record (a workflow node's holds its inputs, lib/workflow.lua) and payload. The caller
 -- publishes the lifecycle lines.
 local function claim_batch(o)
   local count, worker, lease_ms = tonumber(ARGV[o + 1]), ARGV[o + 2], tonumber(ARGV[o + 3])
   forward_due(tonumber(ARGV[o + 4]))
   if redis.call('EXISTS', K_PAUSED) == 1 then
-    return { 1, next_due(), 0, NOW, '', 3 }
+    return { 1, next_due(), 0, NOW, '' }
   end
-  local out = { 0, 0, 0, NOW, '', 3 }
+  local out = { 0, 0, 0, NOW, '' }
   local ids = redis.call('RPOP', K_QUEUED, count)
   if ids then
     -- One token for the batch: a task appears once in it, so (id, token) still names one attempt.
@@ -29,20 +28,6 @@ local function claim_batch(o)
     -- One HMGET per hash and one HSET for all records, instead of three calls per task.
     local metas = redis.call('HMGET', K_META, unpack(ids))
     local payloads = redis.call('HMGET', K_PAYLOAD, unpack(ids))
-    -- The inputs of the node tasks among them, in one HMGET: looked for only in a queue that holds
-    -- some (a find in every record would cost each plain task ~1,500 Redis instructions).
-    local nodes, inputs = {}, {}
-    if redis.call('EXISTS', K_INPUTS) == 1 then
-      for i, raw in ipairs(metas) do
-        if raw and string.find(raw, 'workflowNode":', 1, true) then nodes[#nodes + 1] = ids[i] end
-      end
-    end
-    local with_inputs = #nodes > 0
-    if with_inputs then
-      out[6] = 4
-      local read = redis.call('HMGET', K_INPUTS, unpack(nodes))
-      for j, id in ipairs(nodes) do inputs[id] = read[j] end
-    end
     for i, id in ipairs(ids) do
       local raw = metas[i]
       if raw then
@@ -70,7 +55,6 @@ local function claim_batch(o)
         out[#out + 1] = id
         out[#out + 1] = sent or encoded
         out[#out + 1] = payloads[i] or 'null'
-        if with_inputs then out[#out + 1] = inputs[id] or false end
         note_lifecycle('s', id, type, attempt)
       end
     end

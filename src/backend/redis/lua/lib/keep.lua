@@ -4,10 +4,9 @@
 local function delete_tasks(ids)
   redis.call('HDEL', K_META, unpack(ids))
   redis.call('HDEL', K_PAYLOAD, unpack(ids))
-  -- What most tasks never write (a result, failed attempts, logs, a workflow node's inputs, a
-  -- cancel request) only where it exists: a command with the batch's ids costs far more than
-  -- EXISTS (each id is copied in).
-  for _, key in ipairs({ K_RESULT, K_ATTEMPTS, K_LOGS, K_INPUTS }) do
+  -- What most tasks never write (a result, failed attempts, logs, a cancel request) only where it
+  -- exists: a command with the batch's ids costs far more than EXISTS (each id is copied in).
+  for _, key in ipairs({ K_RESULT, K_ATTEMPTS, K_LOGS }) do
     if redis.call('EXISTS', key) == 1 then redis.call('HDEL', key, unpack(ids)) end
   end
   if redis.call('EXISTS', K_CANCEL) == 1 then redis.call('SREM', K_CANCEL, unpack(ids)) end

@@ -45,7 +45,7 @@ local function workflow_lib()
     if not q then
       local tag = '{' .. PREFIX .. ':' .. name .. '}:'
       q = { name = name }
-      for _, key in ipairs({ 'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'result', 'attempts', 'logs', 'cancel', 'keep', 'inputs' }) do
+      for _, key in ipairs({ 'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'result', 'attempts', 'logs', 'cancel', 'keep' }) do
         q[key] = tag .. key
       end
       QUEUE_KEYS[name] = q
@@ -231,12 +231,12 @@ local function workflow_lib()
   -- Removes a task of queue `q` in `state` (a node's earlier run, replaced by its next).
   local function remove_task(q, id, state)
     if state == 'queued' then redis.call('LREM', q.queued, 0, id) elseif q[state] then redis.call('ZREM', q[state], id) end
-    for _, key in ipairs({ q.meta, q.payload, q.result, q.attempts, q.logs, q.inputs }) do redis.call('HDEL', key, id) end
+    for _, key in ipairs({ q.meta, q.payload, q.result, q.attempts, q.logs }) do redis.call('HDEL', key, id) end
     redis.call('SREM', q.cancel, id)
   end
 
-  -- The writes of the node tasks this call started, per queue name: {q, metas, payloads, inputs,
-  -- queued, scheduled} (write_new_task's `into`), made at once by flush_starts — before anything
+  -- The writes of the node tasks this call started, per queue name: {q, metas, payloads, queued,
+  -- scheduled} (write_new_task's `into`), made at once by flush_starts — before anything
   -- reads a queue's records, and at the end of the call.
   local STARTS = {}
 
@@ -248,14 +248,13 @@ local function workflow_lib()
       if #b.scheduled > 0 then call_chunked('ZADD', q.scheduled, b.scheduled) end
       call_chunked('HSET', q.meta, b.metas)
       call_chunked('HSET', q.payload, b.payloads)
-      if #b.inputs > 0 then call_chunked('HSET', q.inputs, b.inputs) end
       STARTS[name] = nil
     end
   end
 
 
-  -- What a node's handler reads of its parents (ctx.parent(s)), stored beside its task (the
-  -- queue's `inputs`, keys.ts) for its claim to hand over: per parent id, state, result, error
+  -- What a node's handler reads of its parents (ctx.parent(s)), stored in its task's record (its
+  -- last member, "wi", codec.ts) for its claim to hand over: per parent id, state, result, error
   -- (false: none), as JSON. The outcomes of parents that ended in this call are at hand; the
   -- others are read.
   local function node_inputs(w, info)
@@ -288,7 +287,7 @@ local function workflow_lib()
   end
 
   -- Starts a node: its task is enqueued in its own queue as an ordinary task (links
-  -- {workflowId, workflowNode}) with its inputs beside it, replacing the node's own earlier run
+  -- {workflowId, workflowNode}) with its inputs in its record, replacing the node's own earlier run
   -- (a retry). A task id taken by another task cannot be written: the node ends dead
   -- (settle_nodes), as its task could not run. A fresh workflow (keys.ts) has neither.
   local function start_node(w, node, info)
@@ -310,12 +309,10 @@ local function workflow_lib()
     end
     local b = STARTS[q.name]
     if not b then
-      b = { q = q, metas = {}, payloads = {}, inputs = {}, queued = {}, scheduled = {} }
+      b = { q = q, metas = {}, payloads = {}, queued = {}, scheduled = {} }
       STARTS[q.name] = b
     end
-    b.inputs[#b.inputs + 1] = info.k
-    b.inputs[#b.inputs + 1] = node_inputs(w, info)
-    write_new_task(q, info.k, info.g, info.p, info.dl, info.ra, b)
+    write_new_task(q, info.k, info.g .. ',"wi":' .. node_inputs(w, info), info.p, info.dl, info.ra, b)
   end
 
   -- Counts a finished node off its children's waits (keys.ts `state`); a child whose count
