@@ -3,7 +3,7 @@ import { TaskFailedError, TasklineError } from '../core/errors.js';
 import { uuidv7 } from '../core/ids.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, normalizeEnqueue, validateTaskId, type EnqueueOptions, type InternalEnqueueOptions } from '../core/options.js';
 import { type NewTask, type TaskInfo, type TaskRecord } from '../core/task.js';
-import { injectTraceContext } from '../observability/tracing.js';
+import { activeTraceContext, withTraceContext } from '../observability/tracing.js';
 import { isTaskDefinition, validatePayload, type TaskDefinition } from '../core/define-task.js';
 import { RecordedTypes } from './recorded-types.js';
 import { whyTaskWaits } from './why-waiting.js';
@@ -129,7 +129,8 @@ export class Client {
 
   private async store(tasks: NewTask[]): Promise<EnqueueOutcome[]> {
     // W3C trace context of the caller's active span, if any, travels in the task's headers.
-    for (const task of tasks) task.headers = injectTraceContext(task.headers);
+    const trace = activeTraceContext();
+    if (trace !== null) for (const task of tasks) task.headers = withTraceContext(trace, task.headers);
     return this.backend.enqueue(tasks);
   }
 
@@ -238,7 +239,8 @@ export class Client {
         });
       }
     }
-    for (const node of plan.nodes) node.task.headers = injectTraceContext(node.task.headers);
+    const trace = activeTraceContext();
+    if (trace !== null) for (const node of plan.nodes) node.task.headers = withTraceContext(trace, node.task.headers);
     return this.backend.createWorkflow(plan);
   }
 

@@ -5,13 +5,20 @@
  */
 import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 
-/** Adds `traceparent` (and `tracestate`) to a task's headers when a span is active; headers given by the caller win. */
-export function injectTraceContext(headers: Record<string, string> | null): Record<string, string> | null {
+/**
+ * The active span's `traceparent` (and `tracestate`), or null when there is none: read once per
+ * enqueue or workflow call and added to each of its tasks' headers (withTraceContext).
+ */
+export function activeTraceContext(): Record<string, string> | null {
   const active = context.active();
-  if (trace.getSpan(active) === undefined) return headers;
+  if (trace.getSpan(active) === undefined) return null;
   const carrier: Record<string, string> = {};
   propagation.inject(active, carrier);
-  if (Object.keys(carrier).length === 0) return headers;
+  return Object.keys(carrier).length === 0 ? null : carrier;
+}
+
+/** A task's headers with the trace headers added; the task's own win. */
+export function withTraceContext(carrier: Record<string, string>, headers: Record<string, string> | null): Record<string, string> {
   return { ...carrier, ...(headers ?? {}) };
 }
 
