@@ -1,7 +1,7 @@
 /** Small pieces every backend shares. */
 import { TasklineError } from '../core/errors.js';
-import { malformedStringPath, quote, wholeNumber } from '../core/validate.js';
-import { TASK_STATES, type AttemptRecord, type NewTask, type TaskState } from '../core/task.js';
+import { isWellFormed, malformedStringPath, quote, wholeNumber } from '../core/validate.js';
+import { TASK_STATES, type AttemptRecord, type NewTask, type TaskLinks, type TaskState } from '../core/task.js';
 import { acceptedStatesText, type OperatorAction } from '../core/transitions.js';
 import type { ScheduleDefinition } from '../core/schedule.js';
 import { KEPT_STATES, MAX_KEEP, WORKFLOW_STATES, type KeptState, type QueueKeep, type SchedulerInstance, type WorkerInfo, type WorkflowState } from './contract.js';
@@ -55,16 +55,25 @@ export function countWithin(name: string, value: unknown, max: number): number {
  * decode such a record, and no store can keep the text as UTF-8.
  */
 export function checkStorableTasks(tasks: ReadonlyArray<Pick<NewTask, 'id' | 'type' | 'uniqueKey' | 'headers' | 'links'>>): void {
-  for (const task of tasks) {
-    const at = malformedStringPath({ type: task.type, uniqueKey: task.uniqueKey, headers: task.headers, links: task.links });
-    if (at !== null) {
-      throw new TasklineError(
-        'TL_INVALID_ARGUMENT',
-        `task ${quote(task.id)}: ${at} must be well-formed Unicode, without a lone UTF-16 surrogate (a store cannot keep one)`,
-      );
-    }
-  }
+  for (const task of tasks) checkStorableTask(task.id, task.type, task.uniqueKey, task.headers, task.links);
 }
+
+/** checkStorableTasks for one task, given by its fields (a workflow's nodes are checked without an object each). */
+export function checkStorableTask(id: string, type: string, uniqueKey: string | null | undefined, headers: Record<string, string> | null | undefined, links: TaskLinks | null | undefined): void {
+  const at = typeof type === 'string' && !isWellFormed(type)
+    ? 'type'
+    : typeof uniqueKey === 'string' && !isWellFormed(uniqueKey)
+      ? 'uniqueKey'
+      : (headers != null ? prefixed('headers', malformedStringPath(headers)) : null) ?? (links != null ? prefixed('links', malformedStringPath(links)) : null);
+  if (at !== null) throw unstorableText(id, at);
+}
+
+/** TL_INVALID_ARGUMENT for a task whose field `at` holds a lone surrogate (checkStorableTask). */
+export function unstorableText(id: string, at: string): TasklineError {
+  return new TasklineError('TL_INVALID_ARGUMENT', `task ${quote(id)}: ${at} must be well-formed Unicode, without a lone UTF-16 surrogate (a store cannot keep one)`);
+}
+
+const prefixed = (field: string, path: string | null): string | null => (path === null ? null : path === '(value)' ? field : `${field}.${path}`);
 
 /** A UTC day number (days since the epoch) as YYYY-MM-DD. */
 export function dayString(dayNumber: number): string {

@@ -34,8 +34,11 @@ export interface WorkflowOptions {
 /** Node options a workflow sets itself, refused on a node. */
 const WORKFLOW_OWNED = ['id', 'uniqueFor', 'uniqueKey', 'links'] as const;
 
-/** A node's task as its handler will see it, checked like an enqueue; errors name the node (`where`: onFinish's name). */
-function nodeTask(node: Pick<WorkflowNodeSpec, 'id' | 'type' | 'payload' | 'options' | 'definition'>, context: NormalizeContext, where?: string): WorkflowTaskSpec {
+/**
+ * A node's task as its handler will see it, checked like an enqueue, and the id made for it;
+ * errors name the node (`where`: onFinish's name).
+ */
+function nodeTask(node: Pick<WorkflowNodeSpec, 'id' | 'type' | 'payload' | 'options' | 'definition'>, context: NormalizeContext, where?: string): { taskId: string; task: WorkflowTaskSpec } {
   try {
     for (const key of WORKFLOW_OWNED) {
       if ((node.options as Record<string, unknown>)[key] !== undefined) {
@@ -46,10 +49,13 @@ function nodeTask(node: Pick<WorkflowNodeSpec, 'id' | 'type' | 'payload' | 'opti
     const options = node.definition ? { ...node.definition.defaults, ...node.options } : node.options;
     const t: NewTask = normalizeEnqueue(node.type, payload, options, context);
     // Named one by one (a rest object is slow to read from: every node's record is made from it).
-    return {
+    // The id normalizeEnqueue made (uuidv7) is the node's; an id from defaults is not taken.
+    const made = (options as { id?: unknown }).id === undefined && context.defaults.id === undefined;
+    const task: WorkflowTaskSpec = {
       type: t.type, payload: t.payload, queue: t.queue, maxRetries: t.maxRetries, timeout: t.timeout, deadline: t.deadline, delay: t.delay, runAt: t.runAt,
       retention: t.retention, backoff: t.backoff, headers: t.headers,
     };
+    return { taskId: made ? t.id : uuidv7(), task };
   } catch (error) {
     if (error instanceof TasklineError) throw new TasklineError('TL_INVALID_WORKFLOW', `${where ?? `node ${quote(node.id)}`}: ${error.message}`, { cause: error });
     throw error;
@@ -75,9 +81,9 @@ export function planWorkflow(root: WorkflowPart, options: WorkflowOptions | unde
   const compiled = compileWorkflow(root);
   let bytes = 0;
   const nodes = compiled.nodes.map((node) => {
-    const task = nodeTask(node, context);
+    const { taskId, task } = nodeTask(node, context);
     bytes += Buffer.byteLength(task.payload);
-    return { id: node.id, taskId: uuidv7(), task, dependsOn: node.dependsOn, runOnFailure: node.runOnFailure };
+    return { id: node.id, taskId, task, dependsOn: node.dependsOn, runOnFailure: node.runOnFailure };
   });
   if (bytes > MAX_WORKFLOW_PAYLOAD_BYTES) {
     throw new TasklineError('TL_INVALID_WORKFLOW', `the payloads of this workflow's nodes are ${bytes} bytes together; the most is ${MAX_WORKFLOW_PAYLOAD_BYTES}`);
@@ -89,7 +95,7 @@ export function planWorkflow(root: WorkflowPart, options: WorkflowOptions | unde
     if (part.payload !== null) throw new TasklineError('TL_INVALID_WORKFLOW', 'onFinish takes no payload: it gets { workflowId, state, completed, failed, cancelled } when the workflow ends');
     // Its payload is the workflow's outcome, made at the end: only the type and options are checked.
     const defaults = isTaskDefinition(part.definition) ? part.definition.defaults : {};
-    onFinish = { taskId: uuidv7(), task: nodeTask({ id: 'onFinish', type: part.type, payload: null, options: { ...defaults, ...part.options }, definition: null }, context, 'onFinish') };
+    onFinish = nodeTask({ id: 'onFinish', type: part.type, payload: null, options: { ...defaults, ...part.options }, definition: null }, context, 'onFinish');
   }
   return { id, name: opts.name ?? null, failFast: opts.failFast ?? true, retention, nodes, onFinish, generatedTaskIds: true };
 }

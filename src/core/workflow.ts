@@ -93,6 +93,12 @@ export function workflow(definition: { nodes: Record<string, TaskPart> }): Graph
   return { kind: 'workflow', nodes: definition.nodes };
 }
 
+/** A node's options without node, dependsOn and runOnFailure: what its task's enqueue takes. */
+function withoutWorkflowOptions(options: WorkflowTaskOptions): WorkflowNodeSpec['options'] {
+  const { node: _node, dependsOn: _dependsOn, runOnFailure: _runOnFailure, ...rest } = options;
+  return rest;
+}
+
 /** A node of a compiled workflow. */
 export interface WorkflowNodeSpec {
   id: string;
@@ -134,7 +140,10 @@ export function compileWorkflow(root: WorkflowPart): CompiledWorkflow {
     }
     if (byId.has(id)) throw invalid(`node id ${quote(id)} is used twice; each node needs its own id`);
     if (nodes.length >= MAX_WORKFLOW_NODES) throw invalid(`a workflow has at most ${MAX_WORKFLOW_NODES.toLocaleString('en')} nodes; this one has more`);
-    const { node: _node, dependsOn: _dependsOn, runOnFailure, ...options } = part.options;
+    const given = part.options;
+    const runOnFailure = given.runOnFailure;
+    // The workflow's own options taken out (a copy only when one is there: most nodes have none).
+    const options = given.node === undefined && given.dependsOn === undefined && runOnFailure === undefined ? given : withoutWorkflowOptions(given);
     if (runOnFailure !== undefined && typeof runOnFailure !== 'boolean') throw invalid(`node ${quote(id)}: runOnFailure must be true or false, got ${quote(runOnFailure)}`);
     const spec: WorkflowNodeSpec = { id, type: part.type, payload: part.payload, options, definition: part.definition, dependsOn, runOnFailure: runOnFailure === true };
     nodes.push(spec);

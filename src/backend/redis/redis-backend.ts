@@ -186,7 +186,9 @@ export class RedisBackend implements SchedulingBackend {
   // ── workflows (workflows.ts) ────────────────────────────────────────────────
 
   async createWorkflow(workflow: NewWorkflow): Promise<{ id: string; state: WorkflowState }> {
-    const [reply] = await this.workflowCreates.enqueue([await workflows.prepareWorkflow(this.c, workflow)]);
+    const prepared = workflows.prepareWorkflow(workflow);
+    await workflows.refuseTakenIds(this.c, workflow);
+    const [reply] = await this.workflowCreates.enqueue([prepared]);
     return workflows.created(workflow, reply);
   }
 

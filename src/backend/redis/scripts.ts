@@ -87,7 +87,7 @@ export interface ScriptCall {
 export class ScriptRunner {
   run(target: Redis, name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
     const script = SCRIPTS.get(name)!;
-    return target.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
+    return target.evalsha(script.sha, String(keys.length), ...keys, ...args).catch((error: unknown) => {
       if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
         return target.eval(script.source, keys.length, ...keys, ...args);
       }

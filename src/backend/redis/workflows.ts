@@ -8,8 +8,9 @@
  */
 import { TasklineError } from '../../core/errors.js';
 import type { TaskLinks } from '../../core/task.js';
+import { isWellFormed } from '../../core/validate.js';
 import { DEFAULT_WORKFLOW_RETENTION, type NewWorkflow, type WorkflowRecord, type WorkflowTaskSpec } from '../contract.js';
-import { checkStorableTasks } from '../shared.js';
+import { checkStorableTask, unstorableText } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
 import type { RedisConnection } from './connection.js';
 import { NODE_LIST } from './keys.js';
@@ -20,36 +21,53 @@ export { getWorkflow, listWorkflows, workflowInputs } from './workflow-reads.js'
 /** A workflow ready for lua/workflow-create.lua: its part of the script's arguments. */
 export interface PreparedWorkflow {
   workflow: NewWorkflow;
-  args: (string | number)[];
+  args: string[];
 }
 
 /**
- * Checks a workflow and makes its arguments (TL_TASK_CONFLICT for a root whose task id another
- * queue's task has, when the ids are not the client's new ones). Nothing is stored yet.
+ * Checks a workflow and makes its arguments; nothing is stored yet. Made node by node in plain
+ * loops: a producer makes one per workflow, and a chain's nodes are most of its work.
  */
-export async function prepareWorkflow(c: RedisConnection, wf: NewWorkflow): Promise<PreparedWorkflow> {
-  const links = wf.nodes.map((node): TaskLinks => ({ workflowId: wf.id, workflowNode: node.id }));
+export function prepareWorkflow(wf: NewWorkflow): PreparedWorkflow {
+  const nodes = wf.nodes;
   const onFinish = wf.onFinish;
-  const onFinishLinks: TaskLinks = { workflowId: wf.id };
-  const stored = wf.nodes.map((node, i) => ({ id: node.taskId, type: node.task.type, uniqueKey: null, headers: node.task.headers, links: links[i] }));
-  if (onFinish !== null) stored.push({ id: onFinish.taskId, type: onFinish.task.type, uniqueKey: null, headers: onFinish.task.headers, links: onFinishLinks });
-  checkStorableTasks(stored);
-  // Ids the client made with uuidv7() cannot be taken: the look into the other queues is for others.
+  // Every node's links are {"workflowId":…,"workflowNode":…}, as JSON.stringify would write them.
+  const linksHead = `,"l":{"workflowId":${JSON.stringify(wf.id)},"workflowNode":`;
+  const children = new Map<string, string[]>();
+  const queues = new Set<string>();
+  const badId = !isWellFormed(wf.id);
+  for (const node of nodes) {
+    const task = node.task;
+    checkStorableTask(node.taskId, task.type, null, task.headers, null);
+    if (badId || !isWellFormed(node.id)) throw unstorableText(node.taskId, badId ? 'links.workflowId' : 'links.workflowNode');
+    children.set(node.id, []);
+    queues.add(task.queue);
+  }
+  if (onFinish !== null) checkStorableTask(onFinish.taskId, onFinish.task.type, null, onFinish.task.headers, { workflowId: wf.id });
+  for (const node of nodes) for (const parent of node.dependsOn) children.get(parent)?.push(node.id);
   const fresh = wf.generatedTaskIds === true;
-  if (!fresh) await refuseTakenRootIds(c, wf);
-  const children = new Map<string, string[]>(wf.nodes.map((node) => [node.id, []]));
-  for (const node of wf.nodes) for (const parent of node.dependsOn) children.get(parent)?.push(node.id);
-  const queues = [...new Set(wf.nodes.map((node) => node.task.queue))];
-  const args: (string | number)[] = [
-    wf.id, wf.name === null ? '' : JSON.stringify(wf.name), wf.failFast ? 1 : 0, wf.retention ?? DEFAULT_WORKFLOW_RETENTION,
+  const onFinishLinks: TaskLinks = { workflowId: wf.id };
+  // All text: ioredis passes strings on as they are.
+  const args: string[] = [
+    wf.id, wf.name === null ? '' : JSON.stringify(wf.name), wf.failFast ? '1' : '0', String(wf.retention ?? DEFAULT_WORKFLOW_RETENTION),
     onFinish === null ? '' : JSON.stringify({ g: encodeRecordFragment(onFinish.task, onFinishLinks), q: onFinish.task.queue, ...startTimes(onFinish.task) }),
-    onFinish?.taskId ?? '', fresh ? 1 : 0,
-    queues.length, ...queues, wf.nodes.length,
+    onFinish?.taskId ?? '', fresh ? '1' : '0', String(queues.size),
   ];
-  wf.nodes.forEach((node, i) => {
-    args.push(node.id, encodeNodeRecord(node, children.get(node.id) ?? [], encodeRecordFragment(node.task, links[i])), node.dependsOn.length);
-  });
+  for (const queue of queues) args.push(queue);
+  args.push(String(nodes.length));
+  for (const node of nodes) {
+    const fragment = `${encodeRecordFragment(node.task, null)}${linksHead}${JSON.stringify(node.id)}}`;
+    args.push(node.id, encodeNodeRecord(node, children.get(node.id) ?? [], fragment), String(node.dependsOn.length));
+  }
   return { workflow: wf, args };
+}
+
+/**
+ * TL_TASK_CONFLICT for a root whose task id another queue's task has, when the ids are not the
+ * client's new ones (uuidv7() ids cannot be taken: the look into the other queues is for others).
+ */
+export async function refuseTakenIds(c: RedisConnection, wf: NewWorkflow): Promise<void> {
+  if (wf.generatedTaskIds !== true) await refuseTakenRootIds(c, wf);
 }
 
 /**
@@ -57,7 +75,7 @@ export async function prepareWorkflow(c: RedisConnection, wf: NewWorkflow): Prom
  * creations made in the same tick, RedisBackend). Per workflow: 'ok', 'conflict' or 'task:<id>'.
  */
 export async function storeWorkflows(c: RedisConnection, prepared: PreparedWorkflow[]): Promise<string[]> {
-  const args: (string | number)[] = [prepared.length];
+  const args: string[] = [String(prepared.length)];
   for (const p of prepared) for (const arg of p.args) args.push(arg);
   const replies = (await c.runScript('workflow-create', '', args, [c.keys.workflow(prepared[0].workflow.id).meta])) as unknown[];
   return replies.map(String);
@@ -81,7 +99,9 @@ export function created(wf: NewWorkflow, reply: string): { id: string; state: 'r
 function encodeNodeRecord(node: NewWorkflow['nodes'][number], children: string[], fragment: string): string {
   const task = node.task;
   const when = task.runAt != null ? `r${task.runAt}` : task.delay != null && task.delay > 0 ? `d${task.delay}` : '';
-  return [node.taskId, task.queue, when, node.dependsOn.join(NODE_LIST), children.join(NODE_LIST), fragment, node.runOnFailure ? '1' : '0', task.type, task.payload].join('\t');
+  const parents = node.dependsOn.length === 0 ? '' : node.dependsOn.join(NODE_LIST);
+  const under = children.length === 0 ? '' : children.join(NODE_LIST);
+  return `${node.taskId}\t${task.queue}\t${when}\t${parents}\t${under}\t${fragment}\t${node.runOnFailure ? '1' : '0'}\t${task.type}\t${task.payload}`;
 }
 
 /** When a task starts once enqueued: its delay and runAt (ms; -1 for none). */
