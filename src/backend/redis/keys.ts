@@ -46,9 +46,10 @@ export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
  *                     task's); a started node's value is 'started' TAB its task id TAB its
  *                     children (as its record lists them): all that its end needs
  *                   \x01 -> the flags: state, then failFast, failed, cancelling and fresh
- *                     (1 | 0), then how many nodes are not final ('running 1001 10'). fresh:
- *                     the nodes' task ids are the client's new uuids and no node ran twice, so
- *                     a start need not look for the id's earlier task
+ *                     (1 | 0), as 'running 1001'; they change only as the workflow fails, is
+ *                     cancelled, finishes or is retried. fresh: the nodes' task ids are the
+ *                     client's new uuids and no node ran twice, so a start need not look for
+ *                     the id's earlier task
  *                   \x02 node -> the result JSON of a completed node; \x03 node -> the error of
  *                     one that failed or was cancelled
  *                   \x04 node -> how many of the parents of a pending node of two parents or
@@ -62,6 +63,8 @@ export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
  *                     NODE_LIST), record fragment (codec.ts), runOnFailure (1 | 0), type,
  *                     payload (last: the only part that may hold a tab); read at its start
  *                     (workflows.ts encodeNodeRecord)
+ *                   \x06 -> how many nodes are not final (HINCRBY -1 as each ends; the one that
+ *                     takes it to 0 finishes the workflow)
  */
 /** The separator of the lists of node ids in a node's record (no node id holds a control character). */
 export const NODE_LIST = '\x01';

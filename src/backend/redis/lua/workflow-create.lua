@@ -35,10 +35,11 @@ local function create(o)
       roots[#roots + 1] = { ARGV[at], info }
     end
   end
-  -- Per hash, its field/value pairs: `state` (keys.ts) holds the flags, each node's record and,
-  -- per node of two parents or more, their count (a node with no state is pending).
+  -- Per hash, its field/value pairs: `state` (keys.ts) holds the flags, the count of open
+  -- nodes, each node's record and, per node of two parents or more, their count (a node with no
+  -- state is pending).
   w.state, w.fail_fast, w.failed, w.cancelling, w.fresh, w.open = 'running', ARGV[o + 2] == '1', false, false, fresh, count
-  local order, states = {}, { lib.fields.flags, lib.packed_flags(w) }
+  local order, states = {}, { lib.fields.flags, lib.packed_flags(w), lib.fields.open, ARGV[o + 8 + queue_count] }
   for i = 0, count - 1 do
     local at = first + i * FIELDS
     local node = ARGV[at]

@@ -42,8 +42,9 @@ else
   redis.call('HDEL', w.key.meta, 'onFinishTask')
 end
 -- A node runs twice from now on: its start looks for its earlier task (lib/workflow.lua).
-w.state, w.failed, w.cancelling, w.open, w.fresh = 'running', false, false, #again, false
+w.state, w.failed, w.cancelling, w.fresh = 'running', false, false, false
 lib.mark(w)
+lib.set_open(w, #again)
 redis.call('ZREM', lib.prefix .. ':workflows:expiry', w.id)
 redis.call('ZREM', lib.prefix .. ':workflows:' .. previous, w.id)
 redis.call('ZADD', lib.prefix .. ':workflows:running', redis.call('HGET', w.key.meta, 'created'), w.id)

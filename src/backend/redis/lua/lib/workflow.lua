@@ -97,15 +97,19 @@ local function workflow_lib()
   end
 
   -- Fields of a workflow's `state` hash (keys.ts) beside its node ids, which hold no control
-  -- character: the flags, and per node its result, error, count of parents to wait for and
-  -- record.
-  local FLAGS, RESULT, ERROR, WAITING, RECORD = '\1', '\2', '\3', '\4', '\5'
+  -- character: the flags, per node its result, error, count of parents to wait for and record,
+  -- and how many nodes are not final.
+  local FLAGS, RESULT, ERROR, WAITING, RECORD, OPEN = '\1', '\2', '\3', '\4', '\5', '\6'
 
-  -- The flags as one field: state, then failFast, failed, cancelling, fresh (1 | 0), then how
-  -- many nodes are not final ('running 1001 10').
+  -- The flags as one field: state, then failFast, failed, cancelling, fresh (1 | 0): 'running
+  -- 1001'. They change only as the workflow fails, is cancelled, finishes or is retried.
   local function packed_flags(w)
-    return w.state .. (w.fail_fast and ' 1' or ' 0') .. (w.failed and '1' or '0') .. (w.cancelling and '1' or '0') .. (w.fresh and '1 ' or '0 ') .. w.open
+    return w.state .. (w.fail_fast and ' 1' or ' 0') .. (w.failed and '1' or '0') .. (w.cancelling and '1' or '0') .. (w.fresh and '1' or '0')
   end
+
+  -- Flags fields read in this call, decoded ({state, failFast, failed, cancelling, fresh}): the
+  -- workflows a call settles mostly share one.
+  local FLAG_SETS = {}
 
   -- Fields of `state` to write (`node` a node's state: kept for node_state), at flush_starts.
   local function put(w, field, value, node)
@@ -140,17 +144,36 @@ local function workflow_lib()
   end
 
   -- The workflow with its flags, or nil when it is not kept (never made, or cleaned up); read
-  -- with the state of `node` (optional), in one call.
+  -- with the state of `node` (optional), in one call. Its count of open nodes (`open`) is read
+  -- when a node ends (one_less_open) or when it is needed (open_nodes).
   local function load_workflow(id, node)
     local w = workflow_keys(id)
     if w.state == nil then
       local v = redis.call('HMGET', w.key.state, FLAGS, node or FLAGS)
-      if not v[1] then return nil end
-      local state, ff, failed, cancelling, fresh, open = string.match(v[1], '^(%a+) (%d)(%d)(%d)(%d) (%d+)$')
-      w.state, w.fail_fast, w.failed, w.cancelling, w.fresh, w.open = state, ff == '1', failed == '1', cancelling == '1', fresh == '1', tonumber(open)
+      local flags = v[1]
+      if not flags then return nil end
+      local f = FLAG_SETS[flags]
+      if not f then
+        local state, ff, failed, cancelling, fresh = string.match(flags, '^(%a+) (%d)(%d)(%d)(%d)$')
+        f = { state, ff == '1', failed == '1', cancelling == '1', fresh == '1' }
+        FLAG_SETS[flags] = f
+      end
+      w.state, w.fail_fast, w.failed, w.cancelling, w.fresh = f[1], f[2], f[3], f[4], f[5]
       if node and v[2] then w.states[node] = v[2] end
     end
     return w
+  end
+
+  -- How many of the workflow's nodes are not final.
+  local function open_nodes(w)
+    if w.open == nil then w.open = tonumber(redis.call('HGET', w.key.state, OPEN)) end
+    return w.open
+  end
+
+  -- Sets that count (the workflow's creation, a retry).
+  local function set_open(w, count)
+    w.open = count
+    redis.call('HSET', w.key.state, OPEN, tostring(count))
   end
 
   -- A node's state: as this call set or read it, else read.
@@ -213,9 +236,9 @@ local function workflow_lib()
     return out
   end
 
+  -- A node became final. (A decrement in Redis: rewriting the count as text from Lua costs more.)
   local function one_less_open(w)
-    w.open = w.open - 1
-    mark(w)
+    w.open = redis.call('HINCRBY', w.key.state, OPEN, '-1')
   end
 
   -- A pending node that will never run: cancelled now.
@@ -424,7 +447,7 @@ local function workflow_lib()
   -- When no node is open, the workflow ends (once: only a running one does), its retention starts
   -- and its onFinish task is enqueued.
   local function finish_if_done(w)
-    if w.open > 0 or w.state ~= 'running' then return end
+    if w.state ~= 'running' or open_nodes(w) > 0 then return end
     local state = (w.cancelling and 'cancelled') or (w.failed and 'failed') or 'completed'
     w.state = state
     mark(w)
@@ -450,6 +473,7 @@ local function workflow_lib()
     one_less_open(w)
     if state ~= 'completed' and not w.cancelling and not w.failed then
       w.failed = true
+      mark(w)
       if w.fail_fast then cancel_open_nodes(w, false) end
     end
     release_children(w, children, state ~= 'completed' and ('parent ' .. quoted(node) .. ' ended ' .. state) or nil)
@@ -490,9 +514,9 @@ local function workflow_lib()
     prefix = PREFIX, announce_workflow = announce_workflow, queue_keys = queue_keys, workflow_keys = workflow_keys,
     load_workflow = load_workflow, hash_of = hash_of, call_chunked = call_chunked, node_info = node_info, start_node = start_node,
     cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle, flush_starts = flush_starts,
-    node_inputs = node_inputs, put = put, mark = mark, packed_flags = packed_flags, node_state = node_state,
+    node_inputs = node_inputs, put = put, mark = mark, packed_flags = packed_flags, node_state = node_state, set_open = set_open,
     parse_record = parse_record, is_started = is_started, ids = ids,
-    fields = { flags = FLAGS, result = RESULT, error = ERROR, waiting = WAITING, record = RECORD },
+    fields = { flags = FLAGS, result = RESULT, error = ERROR, waiting = WAITING, record = RECORD, open = OPEN },
   }
   return WORKFLOW
 end
