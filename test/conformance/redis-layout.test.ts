@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { RedisBackend } from '../../src/backend/redis/redis-backend.js';
 import { Client } from '../../src/client/client.js';
+import { group, task } from '../../src/core/workflow.js';
 import { connect } from '../../src/backend/connect.js';
 import { RedisServer } from '../helpers/redis-server.js';
 import { useRawRedis } from '../helpers/raw-redis.js';
@@ -34,6 +35,25 @@ describe('Redis layout', () => {
     expect(await redis.object('ENCODING', running)).toBe('skiplist');
     expect(await redis.zcard(running)).toBe(2);
     expect((await backend.getQueue('q'))?.counts.running).toBe(2);
+  });
+
+  it('the payload hash is a hashtable from its first task, holds only task ids, and is removed when it empties', async () => {
+    const payloads = backend.keys.queueKey('q', 'payload');
+    await enqueueTasks(backend, 3);
+    expect(await redis.object('ENCODING', payloads)).toBe('hashtable');
+    expect(await redis.hlen(payloads)).toBe(3);
+    const [claimed] = await backend.claim('w1', [{ queue: 'q', count: 3 }], 30_000);
+    expect(claimed.tasks.map((t) => t.payload).sort()).toEqual(['{"i":0}', '{"i":1}', '{"i":2}']);
+    await backend.setQueueKeep('q', { completed: 0 });
+    await backend.ack(claimed.tasks.map((t) => complete(t)));
+    expect(await redis.exists(payloads)).toBe(0);
+
+    // A workflow's roots are the first tasks of their queue: their start makes the hash.
+    const client = new Client(backend);
+    await client.enqueueWorkflow(group(task('noop', { n: 1 }, { queue: 'q' }), task('noop', null, { queue: 'q' })));
+    await client.close();
+    expect(await redis.object('ENCODING', payloads)).toBe('hashtable');
+    expect((await redis.hvals(payloads)).sort()).toEqual(['null', '{"n":1}']);
   });
 
   it('builds and publishes event lines only while someone listens on their channel', async () => {

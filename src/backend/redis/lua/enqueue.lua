@@ -20,7 +20,7 @@ local metas, payloads, queued, scheduled = {}, {}, {}, {}
 local function flush()
   if #metas == 0 then return end
   redis.call('HSET', K_META, unpack(metas))
-  redis.call('HSET', K_PAYLOAD, unpack(payloads))
+  write_payloads(K_PAYLOAD, payloads)
   if #queued > 0 then redis.call('LPUSH', K_QUEUED, unpack(queued)) end
   if #scheduled > 0 then redis.call('ZADD', K_SCHEDULED, unpack(scheduled)) end
   wake_workers()

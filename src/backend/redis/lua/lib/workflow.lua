@@ -270,7 +270,7 @@ local function workflow_lib()
       if #b.queued > 0 then call_chunked('LPUSH', q.queued, b.queued) end
       if #b.scheduled > 0 then call_chunked('ZADD', q.scheduled, b.scheduled) end
       call_chunked('HSET', q.meta, b.metas)
-      call_chunked('HSET', q.payload, b.payloads)
+      write_payloads(q.payload, b.payloads)
       STARTS[name] = nil
     end
   end
