@@ -283,9 +283,12 @@ local function workflow_lib()
   local function node_inputs(w, info)
     local a = info.a
     if a == '' then return '[]' end
-    -- One parent that ended in this call (a chain's step): its outcome is the list.
+    -- One parent that ended in this call (a chain's step): its outcome is the list, written as
+    -- cjson.encode would (the result and the error are JSON strings of the texts).
     local o = w.outcomes[a]
-    if o then return cjson.encode(o) end
+    if o then
+      return '[' .. cjson.encode(o[1]) .. ',"' .. o[2] .. '",' .. (o[3] and cjson.encode(o[3]) or 'false') .. ',' .. (o[4] and cjson.encode(o[4]) or 'false') .. ']'
+    end
     local parents = ids(a)
     local missing = {}
     for _, parent in ipairs(parents) do
@@ -338,44 +341,63 @@ local function workflow_lib()
     write_new_task(q, info.k, info.g .. ',"wi":' .. node_inputs(w, info), info.p, info.dl, info.ra, b)
   end
 
-  -- Counts a finished node off its children's waits (keys.ts `state`); a child whose count
-  -- reaches 0 starts, or, when a parent failed (`failure`: why) or the workflow is failing or
-  -- cancelled, is cancelled, and its own children are released in turn (a stack, not recursion:
-  -- a cancel may run down a long chain). A count below 0 is a child cancelled already; a child
-  -- of one parent keeps no count: it waits for that one, unless it was cancelled.
-  -- `children`: the parent's, as its record lists them (its started state has them).
+  -- Counts a finished node off one child's wait (keys.ts `state`): a child whose count reaches 0
+  -- starts, or, when a parent failed (`why`: how) or the workflow is failing or cancelled, is
+  -- cancelled; then its children, to release in turn, and why they are, are returned. A count
+  -- below 0 is a child cancelled already; a child of one parent keeps no count: it waits for
+  -- that one, unless it was cancelled.
+  local function release_child(w, child, why)
+    local left
+    if string.find(node_info(w, child).a, '\1', 1, true) then
+      left = redis.call('HINCRBY', w.key.state, WAITING .. child, -1)
+    elseif not why and not w.cancelling and not w.failed then
+      -- In a workflow not failing or cancelled no node was cancelled (a retry runs its
+      -- cancelled ones again).
+      left = 0
+    else
+      left = is_pending(node_state(w, child)) and 0 or -1
+    end
+    if left < 0 then return nil end
+    local reason = nil
+    if w.cancelling then
+      reason = 'workflow cancelled'
+    elseif (why or (w.failed and w.fail_fast)) and not node_info(w, child).r then
+      -- A child that does not runOnFailure cannot run once a parent failed.
+      reason = why or 'workflow failed'
+    end
+    if reason then
+      cancel_pending(w, child, reason)
+      return node_info(w, child).c, 'parent ' .. quoted(child) .. ' was cancelled'
+    end
+    if left == 0 then start_node(w, child, node_info(w, child)) end
+    return nil
+  end
+
+  -- Releases the children of a finished node (`children`: as its record lists them; its started
+  -- state has them), and the children of those cancelled then, in turn (a stack, not recursion:
+  -- a cancel may run down a long chain). `failure`: why the node failed, if it did. A list of one
+  -- child (a chain's step) is taken as it is.
   local function release_children(w, children, failure)
-    local lists, whys = { children }, { failure or false }
-    while #lists > 0 do
-      local list, why = table.remove(lists), table.remove(whys)
-      for child in string.gmatch(list, '[^\1]+') do
-        local left
-        if string.find(node_info(w, child).a, '\1', 1, true) then
-          left = redis.call('HINCRBY', w.key.state, WAITING .. child, -1)
-        elseif not why and not w.cancelling and not w.failed then
-          -- In a workflow not failing or cancelled no node was cancelled (a retry runs its
-          -- cancelled ones again).
-          left = 0
-        else
-          left = is_pending(node_state(w, child)) and 0 or -1
+    local lists, whys = nil, nil
+    local list, why = children, failure or false
+    while list do
+      if string.find(list, '\1', 1, true) then
+        for child in string.gmatch(list, '[^\1]+') do
+          local more, because = release_child(w, child, why)
+          if more then
+            lists, whys = lists or {}, whys or {}
+            lists[#lists + 1], whys[#whys + 1] = more, because
+          end
         end
-        if left >= 0 then
-          local reason = nil
-          if w.cancelling then
-            reason = 'workflow cancelled'
-          elseif (why or (w.failed and w.fail_fast)) and not node_info(w, child).r then
-            -- A child that does not runOnFailure cannot run once a parent failed.
-            reason = why or 'workflow failed'
-          end
-          if reason then
-            cancel_pending(w, child, reason)
-            lists[#lists + 1] = node_info(w, child).c
-            whys[#whys + 1] = 'parent ' .. quoted(child) .. ' was cancelled'
-          elseif left == 0 then
-            start_node(w, child, node_info(w, child))
-          end
+      elseif list ~= '' then
+        local more, because = release_child(w, list, why)
+        if more then
+          lists, whys = lists or {}, whys or {}
+          lists[#lists + 1], whys[#whys + 1] = more, because
         end
       end
+      list = nil
+      if lists and #lists > 0 then list, why = table.remove(lists), table.remove(whys) end
     end
   end
 
