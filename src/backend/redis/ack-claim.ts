@@ -53,19 +53,20 @@ export async function ackAndClaim(c: RedisConnection, acks: Ack[], workerId: str
 
 /**
  * ack.lua's arguments for some of `acks` (all of one queue), and the order of its results (the
- * indexes into `acks`). A completion — what a busy worker sends most — goes short, 2 arguments
- * (3 with its result) instead of 6, grouped with the others of its lease token (a claim's tasks
- * share one) that have a result or that have none; the other acks go in full first, so two acks
- * of one attempt in a batch (which the worker never sends) do not keep their order: one applies,
- * the other is stale.
+ * indexes into `acks`). In a batch of completions only — what a busy worker sends most — each
+ * goes short, 2 arguments (3 with its result) instead of 6, grouped with the others of its lease
+ * token (a claim's tasks share one) that have a result or that have none. A batch with any other
+ * ack goes in full, in its order: a workflow's fan-in sees its nodes end in the order the worker
+ * acked them (a completion then a failure is not a failure then a completion), as on SQLite.
  */
 function ackArgs(acks: Ack[], indexes: number[]): { args: (string | number)[]; order: number[] } {
   const full: number[] = [];
   // By token, then 0 (no result) or 1.
   const short = new Map<string, number[]>();
+  const allComplete = indexes.every((index) => acks[index].kind === 'complete');
   for (const index of indexes) {
     const ack = acks[index];
-    if (ack.kind === 'complete') {
+    if (ack.kind === 'complete' && allComplete) {
       const key = `${ack.result === '' ? 0 : 1}${ack.token}`;
       const group = short.get(key);
       if (group) group.push(index);
@@ -84,8 +85,9 @@ function ackArgs(acks: Ack[], indexes: number[]): { args: (string | number)[]; o
       delay = ack.delay;
     } else if (ack.kind === 'dead' || ack.kind === 'cancelled') data = ack.error;
     else if (ack.kind === 'hand-back') delay = ack.delay;
-    // A hand-back was no attempt and stores none.
-    const attempt = ack.kind === 'hand-back' ? '' : encodeAttempt(ack.attempt);
+    else if (ack.kind === 'complete') data = ack.result;
+    // A hand-back was no attempt and stores none; a completion only its finish time (as short).
+    const attempt = ack.kind === 'hand-back' ? '' : ack.kind === 'complete' ? finishTime(ack.attempt) : encodeAttempt(ack.attempt);
     args.push(kind, ack.id, ack.token, data, delay, attempt);
   }
   args.push(short.size);
