@@ -57,6 +57,8 @@ describe('Redis record fragments and node inputs', () => {
     expect(decodeInputs('["a","completed","1",false,"b","dead",false,"boom"]')).toEqual({
       parents: [{ id: 'a', state: 'completed', result: '1', error: null }, { id: 'b', state: 'dead', result: null, error: 'boom' }],
     });
-    for (const bad of ['["a"', '{}', 'null', '']) expect(decodeInputs(bad)).toBeUndefined();
+    // cjson writes an empty list as {} when a script re-encodes a record.
+    expect(decodeInputs('{}')).toEqual({ parents: [] });
+    for (const bad of ['["a"', '{"a":1}', 'null', '']) expect(decodeInputs(bad)).toBeUndefined();
   });
 });

@@ -3,6 +3,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { RedisBackend } from '../../src/backend/redis/redis-backend.js';
 import { Client } from '../../src/client/client.js';
 import { group, task } from '../../src/core/workflow.js';
+import { ackOk, claimTask, retryAck } from '../../src/backend/conformance/harness.js';
+import { newWorkflow, taskIds } from '../../src/backend/conformance/workflow-harness.js';
 import { connect } from '../../src/backend/connect.js';
 import { RedisServer } from '../helpers/redis-server.js';
 import { useRawRedis } from '../helpers/raw-redis.js';
@@ -54,6 +56,19 @@ describe('Redis layout', () => {
     await client.close();
     expect(await redis.object('ENCODING', payloads)).toBe('hashtable');
     expect((await redis.hvals(payloads)).sort()).toEqual(['null', '{"n":1}']);
+  });
+
+  it('a workflow root retried by its handler is handed its (empty) inputs on every attempt', async () => {
+    const wf = newWorkflow([{ id: 'a', maxRetries: 3 }, { id: 'b', dependsOn: ['a'] }]);
+    await backend.createWorkflow(wf);
+    const first = await claimTask(backend, taskIds(wf).a);
+    expect(first.inputs).toEqual({ parents: [] });
+    await ackOk(backend, retryAck(first, 'again', 0));
+    // The retry re-encodes the record, and cjson writes its empty list as {}.
+    expect(await redis.hget(backend.keys.queueKey('default', 'meta'), taskIds(wf).a)).toContain('"wi":{}');
+    const second = await claimTask(backend, taskIds(wf).a);
+    expect(second.attempt).toBe(2);
+    expect(second.inputs).toEqual({ parents: [] });
   });
 
   it('builds and publishes event lines only while someone listens on their channel', async () => {

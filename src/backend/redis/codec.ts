@@ -109,8 +109,13 @@ export function decodeInputs(raw: string): WorkflowInputs | undefined {
   return inputsOf(flat);
 }
 
-/** Node inputs from their flat form, parsed; undefined for anything else. */
+/**
+ * Node inputs from their flat form, parsed; undefined for anything else. An empty object is
+ * an empty list, as cjson writes one when a script re-encodes the record (a root's later
+ * attempts).
+ */
 function inputsOf(flat: unknown): WorkflowInputs | undefined {
+  if (typeof flat === 'object' && flat !== null && !Array.isArray(flat) && Object.keys(flat).length === 0) return { parents: [] };
   if (!Array.isArray(flat)) return undefined;
   const parents: WorkflowInputs['parents'] = [];
   for (let i = 0; i + 3 < flat.length; i += 4) {
