@@ -79,6 +79,29 @@ export function workflowFailureConformance(openStore: OpenStore): void {
       expect((await backend.getWorkflow(wf.id))!).toMatchObject({ state: 'failed', counts: { dead: 1, completed: 2 } });
     });
 
+    it('a completion and a failure acked in one batch settle in the order the worker sent them', async () => {
+      const { backend } = store;
+      const wf = newWorkflow([{ id: 'a' }, { id: 'b' }, { id: 'c', dependsOn: ['a'] }, { id: 'd', dependsOn: ['c'] }]);
+      await backend.createWorkflow(wf);
+      const a = await claimNode(backend, wf, 'a');
+      const b = await claimNode(backend, wf, 'b');
+      // a completes first: c starts (its task is made), then b's failure cancels it and d.
+      expect(await backend.ack([completeAck(a, 'A'), deadAck(b, 'boom')])).toEqual(['ok', 'ok']);
+      const done = (await backend.getWorkflow(wf.id))!;
+      expect(done.nodes.map((n) => [n.id, n.state, n.error, n.taskId !== null])).toEqual([
+        ['a', 'completed', null, true], ['b', 'dead', 'boom', true], ['c', 'cancelled', 'workflow failed', true], ['d', 'cancelled', 'workflow failed', false],
+      ]);
+    });
+
+    it('the inputs of a node whose parents have not run name them pending', async () => {
+      const { backend } = store;
+      const wf = newWorkflow([{ id: 'r' }, { id: 'p1', dependsOn: ['r'] }, { id: 'p2', dependsOn: ['r'] }, { id: 'j', dependsOn: ['p1', 'p2'] }]);
+      await backend.createWorkflow(wf);
+      expect(await backend.workflowInputs([{ workflowId: wf.id, node: 'j' }])).toEqual([{
+        parents: [{ id: 'p1', state: 'pending', result: null, error: null }, { id: 'p2', state: 'pending', result: null, error: null }],
+      }]);
+    });
+
     it('a node whose lease expires with no retry left dies, and fails the workflow', async () => {
       const { backend } = store;
       const wf = newWorkflow([{ id: 'lost', maxRetries: 0 }, { id: 'next', dependsOn: ['lost'] }]);

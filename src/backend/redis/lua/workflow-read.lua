@@ -12,8 +12,25 @@ local w = lib.workflow_keys(ARGV[4])
 local meta = redis.call('HGETALL', w.key.meta)
 if #meta == 0 then return nil end
 local with_nodes = ARGV[5] == 'nodes'
--- Node states, and the results, errors and records beside them (keys.ts `state`).
-local states = lib.hash_of(redis.call('HGETALL', w.key.state))
+local RESULT, ERROR, RECORD = lib.fields.result, lib.fields.error, lib.fields.record
+local order = redis.call('LRANGE', w.key.order, 0, -1)
+-- Node states, and the results, errors and records beside them (keys.ts `state`); for counts,
+-- the states and the records of started nodes only (their tasks say their states), not every
+-- node's payload and result.
+local states
+if with_nodes then
+  states = lib.hash_of(redis.call('HGETALL', w.key.state))
+else
+  states = lib.states_of(w, order)
+  local started = {}
+  for _, node in ipairs(order) do
+    if lib.is_started(states[node]) then started[#started + 1] = RECORD .. node end
+  end
+  if #started > 0 then
+    local records = hmget_all(w.key.state, started)
+    for i, field in ipairs(started) do states[field] = records[i] end
+  end
+end
 
 -- The state of a started node's task: the record's first member as enqueue and claim write it,
 -- else decoded.
@@ -29,9 +46,7 @@ local function task_exists(record)
   return redis.call('HEXISTS', lib.queue_keys(info.q).meta, info.k)
 end
 
-local order = redis.call('LRANGE', w.key.order, 0, -1)
 local counts, nodes = {}, {}
-local RESULT, ERROR, RECORD = lib.fields.result, lib.fields.error, lib.fields.record
 for _, node in ipairs(order) do
   local state = states[node] or 'pending'
   if lib.is_started(state) then state = task_state(states[RECORD .. node]) end

@@ -11,8 +11,8 @@ local w = lib.load_workflow(ARGV[4])
 if not w then return 'missing' end
 local previous = w.state
 if previous ~= 'failed' and previous ~= 'cancelled' then return 'invalid:' .. previous end
-local states = lib.hash_of(redis.call('HGETALL', w.key.state))
 local order = redis.call('LRANGE', w.key.order, 0, -1)
+local states = lib.states_of(w, order)
 -- The nodes that run again: those not completed and their descendants (a stack, not recursion:
 -- a chain may be long), each once; listed in declared order.
 local rerun, stack = {}, {}

@@ -176,6 +176,17 @@ local function workflow_lib()
     redis.call('HSET', w.key.state, OPEN, tostring(count))
   end
 
+  -- The states of the nodes `order` names (node id -> state; none: pending, as created), read
+  -- without the records, results and errors beside them in the hash (a 10,000-node workflow's
+  -- payloads and results may be many MB).
+  local function states_of(w, order)
+    flush_workflows()
+    local v = hmget_all(w.key.state, order)
+    local states = {}
+    for i, node in ipairs(order) do states[node] = v[i] end
+    return states
+  end
+
   -- A node's state: as this call set or read it, else read.
   local function node_state(w, node)
     local s = w.states[node]
@@ -302,7 +313,8 @@ local function workflow_lib()
         fields[#fields + 1], fields[#fields + 2], fields[#fields + 3] = parent, RESULT .. parent, ERROR .. parent
       end
       local v = hmget_all(w.key.state, fields)
-      for j, parent in ipairs(missing) do read[parent] = { parent, v[3 * j - 2], v[3 * j - 1] or false, v[3 * j] or false } end
+      -- A node with no state field is pending (as created).
+      for j, parent in ipairs(missing) do read[parent] = { parent, v[3 * j - 2] or 'pending', v[3 * j - 1] or false, v[3 * j] or false } end
     end
     local flat = {}
     for _, parent in ipairs(parents) do
@@ -421,9 +433,10 @@ local function workflow_lib()
   -- asked to cancel (settled when their attempt ends). Reads every node: failure and cancel only.
   local function cancel_open_nodes(w, all)
     flush_starts()
-    local states = hash_of(redis.call('HGETALL', w.key.state))
+    local order = redis.call('LRANGE', w.key.order, 0, -1)
+    local states = states_of(w, order)
     local reason = all and 'workflow cancelled' or 'workflow failed'
-    for _, node in ipairs(redis.call('LRANGE', w.key.order, 0, -1)) do
+    for _, node in ipairs(order) do
       local s = states[node]
       if is_pending(s) or is_started(s) then
         local info = node_info(w, node)
@@ -454,9 +467,10 @@ local function workflow_lib()
     local spec = decode_json(spec_json)
     local q = queue_keys(spec.q)
     if redis.call('HEXISTS', q.meta, task_id) == 1 then return end
-    local states = hash_of(redis.call('HGETALL', w.key.state))
+    local order = redis.call('LRANGE', w.key.order, 0, -1)
+    local states = states_of(w, order)
     local by = { completed = {}, dead = {}, cancelled = {} }
-    for _, node in ipairs(redis.call('LRANGE', w.key.order, 0, -1)) do
+    for _, node in ipairs(order) do
       local list = by[states[node]]
       if list then list[#list + 1] = cjson.encode(node) end
     end
@@ -536,7 +550,7 @@ local function workflow_lib()
     prefix = PREFIX, announce_workflow = announce_workflow, queue_keys = queue_keys, workflow_keys = workflow_keys,
     load_workflow = load_workflow, hash_of = hash_of, call_chunked = call_chunked, node_info = node_info, start_node = start_node,
     cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle, flush_starts = flush_starts,
-    node_inputs = node_inputs, put = put, mark = mark, packed_flags = packed_flags, node_state = node_state, set_open = set_open,
+    node_inputs = node_inputs, put = put, mark = mark, packed_flags = packed_flags, node_state = node_state, set_open = set_open, states_of = states_of,
     parse_record = parse_record, is_started = is_started, ids = ids,
     fields = { flags = FLAGS, result = RESULT, error = ERROR, waiting = WAITING, record = RECORD, open = OPEN },
   }
