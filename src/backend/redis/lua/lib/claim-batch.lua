@@ -9,9 +9,12 @@ local RUNNING_SEED = 'created as a skiplist: this member is removed at once, and
 -- publishes the lifecycle lines.
 local function claim_batch(o)
   local count, worker, lease_ms = tonumber(ARGV[o + 1]), ARGV[o + 2], tonumber(ARGV[o + 3])
-  forward_due(tonumber(ARGV[o + 4]))
+  -- Whether any task is scheduled or retrying (one EXISTS for both sets): most claims have none
+  -- to forward or to report the next due time of, and skip four calls.
+  local timed = redis.call('EXISTS', K_SCHEDULED, K_RETRYING) > 0
+  if timed then forward_due(tonumber(ARGV[o + 4])) end
   if redis.call('EXISTS', K_PAUSED) == 1 then
-    return { 1, next_due(), 0, NOW, '' }
+    return { 1, timed and next_due() or -1, 0, NOW, '' }
   end
   local out = { 0, 0, 0, NOW, '' }
   local ids = redis.call('RPOP', K_QUEUED, count)
@@ -78,6 +81,6 @@ local function claim_batch(o)
     out[3] = 1
     wake_workers()
   end
-  out[2] = next_due()
+  out[2] = timed and next_due() or -1
   return out
 end

@@ -27,7 +27,7 @@ end
 local function forward_due(limit)
   local moved = 0
   for _, zkey in ipairs({ K_SCHEDULED, K_RETRYING }) do
-    local ids = redis.call('ZRANGEBYSCORE', zkey, '-inf', NOW, 'LIMIT', 0, limit)
+    local ids = redis.call('ZRANGEBYSCORE', zkey, '-inf', NOW_S, 'LIMIT', 0, limit)
     if #ids > 0 then
       redis.call('ZREM', zkey, unpack(ids))
       for _, id in ipairs(ids) do
