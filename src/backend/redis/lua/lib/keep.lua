@@ -5,7 +5,9 @@ local function delete_tasks(ids)
   redis.call('HDEL', K_META, unpack(ids))
   redis.call('HDEL', K_PAYLOAD, unpack(ids))
   -- What most tasks never write (a result, failed attempts, logs, a cancel request) only where it
-  -- exists: a command with the batch's ids costs far more than EXISTS (each id is copied in).
+  -- exists: a command with the batch's ids costs far more than EXISTS (each id is copied in), and
+  -- one EXISTS of the four keys answers for a queue that has none of them.
+  if redis.call('EXISTS', K_RESULT, K_ATTEMPTS, K_LOGS, K_CANCEL) == 0 then return end
   for _, key in ipairs({ K_RESULT, K_ATTEMPTS, K_LOGS }) do
     if redis.call('EXISTS', key) == 1 then redis.call('HDEL', key, unpack(ids)) end
   end
