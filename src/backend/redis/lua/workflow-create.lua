@@ -21,7 +21,7 @@ local function create(o)
   local first, count = o + 9 + queue_count, tonumber(ARGV[o + 8 + queue_count])
   local after = first + count * FIELDS
   local w = lib.workflow_keys(id)
-  if redis.call('EXISTS', w.key.meta) == 1 then return 'conflict', after end
+  if redis.call('EXISTS', lib.keys_of(w).meta) == 1 then return 'conflict', after end
   -- The roots' records, decoded: checked before anything is written (a refusal leaves nothing
   -- behind), started after. Ids not the client's new ones are looked up: among the tasks of the
   -- workflows before this one in the call too (their starts written first).
@@ -49,8 +49,8 @@ local function create(o)
       states[#states + 1], states[#states + 2] = lib.fields.waiting .. node, ARGV[at + 2]
     end
   end
-  lib.call_chunked('RPUSH', w.key.order, order)
-  lib.call_chunked('HSET', w.key.state, states)
+  lib.call_chunked('RPUSH', lib.keys_of(w).order, order)
+  lib.call_chunked('HSET', w.state_key, states)
   local meta = { 'state', 'running', 'failFast', ARGV[o + 2], 'created', NOW_S, 'retention', ARGV[o + 3] }
   local function add_meta(field, value)
     meta[#meta + 1] = field
@@ -63,7 +63,7 @@ local function create(o)
     add_meta('onFinish', ARGV[o + 4])
     add_meta('onFinishTask', ARGV[o + 5])
   end
-  redis.call('HSET', w.key.meta, unpack(meta))
+  redis.call('HSET', lib.keys_of(w).meta, unpack(meta))
   redis.call('ZADD', lib.prefix .. ':workflows', NOW_S, id)
   redis.call('ZADD', lib.prefix .. ':workflows:running', NOW_S, id)
   -- Its queues are registered with it: a node's task is found through the queue registry. Each

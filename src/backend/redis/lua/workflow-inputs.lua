@@ -8,6 +8,6 @@ local lib = workflow_lib()
 local out = {}
 for i = 0, tonumber(ARGV[4]) - 1 do
   local w, node = lib.workflow_keys(ARGV[5 + 2 * i]), ARGV[6 + 2 * i]
-  out[i + 1] = redis.call('HEXISTS', w.key.state, lib.fields.record .. node) == 1 and lib.node_inputs(w, lib.node_info(w, node))
+  out[i + 1] = redis.call('HEXISTS', w.state_key, lib.fields.record .. node) == 1 and lib.node_inputs(w, lib.node_info(w, node))
 end
 return out

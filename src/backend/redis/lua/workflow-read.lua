@@ -9,17 +9,17 @@
 -- it started, or deleted by its retention).
 local lib = workflow_lib()
 local w = lib.workflow_keys(ARGV[4])
-local meta = redis.call('HGETALL', w.key.meta)
+local meta = redis.call('HGETALL', lib.keys_of(w).meta)
 if #meta == 0 then return nil end
 local with_nodes = ARGV[5] == 'nodes'
 local RESULT, ERROR, RECORD = lib.fields.result, lib.fields.error, lib.fields.record
-local order = redis.call('LRANGE', w.key.order, 0, -1)
+local order = redis.call('LRANGE', lib.keys_of(w).order, 0, -1)
 -- Node states, and the results, errors and records beside them (keys.ts `state`); for counts,
 -- the states and the records of started nodes only (their tasks say their states), not every
 -- node's payload and result.
 local states
 if with_nodes then
-  states = lib.hash_of(redis.call('HGETALL', w.key.state))
+  states = lib.hash_of(redis.call('HGETALL', w.state_key))
 else
   states = lib.states_of(w, order)
   local started = {}
@@ -27,7 +27,7 @@ else
     if lib.is_started(states[node]) then started[#started + 1] = RECORD .. node end
   end
   if #started > 0 then
-    local records = hmget_all(w.key.state, started)
+    local records = hmget_all(w.state_key, started)
     for i, field in ipairs(started) do states[field] = records[i] end
   end
 end

@@ -11,7 +11,7 @@ local w = lib.load_workflow(ARGV[4])
 if not w then return 'missing' end
 local previous = w.state
 if previous ~= 'failed' and previous ~= 'cancelled' then return 'invalid:' .. previous end
-local order = redis.call('LRANGE', w.key.order, 0, -1)
+local order = redis.call('LRANGE', lib.keys_of(w).order, 0, -1)
 local states = lib.states_of(w, order)
 -- The nodes that run again: those not completed and their descendants (a stack, not recursion:
 -- a chain may be long), each once; listed in declared order.
@@ -34,12 +34,12 @@ local again = {}
 for _, node in ipairs(order) do
   if rerun[node] then again[#again + 1] = node end
 end
-redis.call('HSET', w.key.meta, 'state', 'running')
-redis.call('HDEL', w.key.meta, 'finished')
-if ARGV[5] ~= '' and redis.call('HEXISTS', w.key.meta, 'onFinish') == 1 then
-  redis.call('HSET', w.key.meta, 'onFinishTask', ARGV[5])
+redis.call('HSET', lib.keys_of(w).meta, 'state', 'running')
+redis.call('HDEL', lib.keys_of(w).meta, 'finished')
+if ARGV[5] ~= '' and redis.call('HEXISTS', lib.keys_of(w).meta, 'onFinish') == 1 then
+  redis.call('HSET', lib.keys_of(w).meta, 'onFinishTask', ARGV[5])
 else
-  redis.call('HDEL', w.key.meta, 'onFinishTask')
+  redis.call('HDEL', lib.keys_of(w).meta, 'onFinishTask')
 end
 -- A node runs twice from now on: its start looks for its earlier task (lib/workflow.lua).
 w.state, w.failed, w.cancelling, w.fresh = 'running', false, false, false
@@ -47,11 +47,11 @@ lib.mark(w)
 lib.set_open(w, #again)
 redis.call('ZREM', lib.prefix .. ':workflows:expiry', w.id)
 redis.call('ZREM', lib.prefix .. ':workflows:' .. previous, w.id)
-redis.call('ZADD', lib.prefix .. ':workflows:running', redis.call('HGET', w.key.meta, 'created'), w.id)
+redis.call('ZADD', lib.prefix .. ':workflows:running', redis.call('HGET', lib.keys_of(w).meta, 'created'), w.id)
 local ready = {}
 for _, node in ipairs(again) do
   lib.put(w, node, 'pending', node)
-  redis.call('HDEL', w.key.state, lib.fields.result .. node, lib.fields.error .. node)
+  redis.call('HDEL', w.state_key, lib.fields.result .. node, lib.fields.error .. node)
   local waits = 0
   for _, parent in ipairs(lib.ids(lib.node_info(w, node).a)) do
     if rerun[parent] then waits = waits + 1 end
@@ -60,7 +60,7 @@ for _, node in ipairs(again) do
   if waits == 0 then
     ready[#ready + 1] = node
   elseif string.find(lib.node_info(w, node).a, '\1', 1, true) then
-    redis.call('HSET', w.key.state, lib.fields.waiting .. node, waits)
+    redis.call('HSET', w.state_key, lib.fields.waiting .. node, waits)
   end
 end
 lib.announce_workflow(w.id, 'running')

@@ -53,8 +53,8 @@ local function workflow_lib()
     return q
   end
 
-  -- Workflows this call touched: their keys (`key`, each name made on first use), the nodes'
-  -- records read (`infos`), the outcomes of the nodes that ended in this call (`outcomes`:
+  -- Workflows this call touched: the key of their `state` hash (`state_key`; the others by
+  -- keys_of, each name made on first use), the nodes' records read (`infos`), the outcomes of the nodes that ended in this call (`outcomes`:
   -- {node, state, result, error}, false for none: for their children's inputs, node_inputs), the node states read or set
   -- (`states`), the fields of `state` set and not yet written (`writes`, flat, made at once by
   -- flush_starts) and, once load_workflow read them, their flags — written through, so every
@@ -71,10 +71,21 @@ local function workflow_lib()
   local function workflow_keys(id)
     local w = WORKFLOWS[id]
     if not w then
-      w = { id = id, key = setmetatable({ '{' .. PREFIX .. ':wf:' .. id .. '}:' }, KEY_NAMES), infos = {}, outcomes = {}, states = {}, writes = {} }
+      w = { id = id, state_key = '{' .. PREFIX .. ':wf:' .. id .. '}:state', infos = {}, outcomes = {}, states = {}, writes = {} }
       WORKFLOWS[id] = w
     end
     return w
+  end
+
+  -- The workflow's other keys (meta, order), named on first use: a node's end needs only
+  -- `state_key`.
+  local function keys_of(w)
+    local key = w.key
+    if not key then
+      key = setmetatable({ '{' .. PREFIX .. ':wf:' .. w.id .. '}:' }, KEY_NAMES)
+      w.key = key
+    end
+    return key
   end
 
   -- A node id in a reason, as JSON.stringify quotes it (cjson escapes '/', JSON.stringify does not).
@@ -137,7 +148,7 @@ local function workflow_lib()
         local n = #w.writes
         w.writes[n + 1], w.writes[n + 2] = FLAGS, packed_flags(w)
       end
-      if #w.writes > 0 then call_chunked('HSET', w.key.state, w.writes) end
+      if #w.writes > 0 then call_chunked('HSET', w.state_key, w.writes) end
       w.writes, w.queued, w.dirty = {}, false, false
     end
     DIRTY = {}
@@ -149,7 +160,7 @@ local function workflow_lib()
   local function load_workflow(id, node)
     local w = workflow_keys(id)
     if w.state == nil then
-      local v = redis.call('HMGET', w.key.state, FLAGS, node or FLAGS)
+      local v = redis.call('HMGET', w.state_key, FLAGS, node or FLAGS)
       local flags = v[1]
       if not flags then return nil end
       local f = FLAG_SETS[flags]
@@ -166,14 +177,14 @@ local function workflow_lib()
 
   -- How many of the workflow's nodes are not final.
   local function open_nodes(w)
-    if w.open == nil then w.open = tonumber(redis.call('HGET', w.key.state, OPEN)) end
+    if w.open == nil then w.open = tonumber(redis.call('HGET', w.state_key, OPEN)) end
     return w.open
   end
 
   -- Sets that count (the workflow's creation, a retry).
   local function set_open(w, count)
     w.open = count
-    redis.call('HSET', w.key.state, OPEN, tostring(count))
+    redis.call('HSET', w.state_key, OPEN, tostring(count))
   end
 
   -- The states of the nodes `order` names (node id -> state; none: pending, as created), read
@@ -181,7 +192,7 @@ local function workflow_lib()
   -- payloads and results may be many MB).
   local function states_of(w, order)
     flush_workflows()
-    local v = hmget_all(w.key.state, order)
+    local v = hmget_all(w.state_key, order)
     local states = {}
     for i, node in ipairs(order) do states[node] = v[i] end
     return states
@@ -191,7 +202,7 @@ local function workflow_lib()
   local function node_state(w, node)
     local s = w.states[node]
     if s == nil then
-      s = redis.call('HGET', w.key.state, node)
+      s = redis.call('HGET', w.state_key, node)
       w.states[node] = s
     end
     return s
@@ -223,7 +234,7 @@ local function workflow_lib()
   local function node_info(w, node)
     local info = w.infos[node]
     if not info then
-      info = parse_record(redis.call('HGET', w.key.state, RECORD .. node))
+      info = parse_record(redis.call('HGET', w.state_key, RECORD .. node))
       w.infos[node] = info
     end
     return info
@@ -249,7 +260,7 @@ local function workflow_lib()
 
   -- A node became final. (A decrement in Redis: rewriting the count as text from Lua costs more.)
   local function one_less_open(w)
-    w.open = redis.call('HINCRBY', w.key.state, OPEN, '-1')
+    w.open = redis.call('HINCRBY', w.state_key, OPEN, '-1')
   end
 
   -- A pending node that will never run: cancelled now.
@@ -257,7 +268,7 @@ local function workflow_lib()
     put(w, node, 'cancelled', node)
     put(w, ERROR .. node, reason)
     -- Its count goes: a parent that finishes later takes it below 0, and nothing starts.
-    redis.call('HDEL', w.key.state, WAITING .. node)
+    redis.call('HDEL', w.state_key, WAITING .. node)
     w.outcomes[node] = { node, 'cancelled', false, reason }
     one_less_open(w)
   end
@@ -312,7 +323,7 @@ local function workflow_lib()
       for _, parent in ipairs(missing) do
         fields[#fields + 1], fields[#fields + 2], fields[#fields + 3] = parent, RESULT .. parent, ERROR .. parent
       end
-      local v = hmget_all(w.key.state, fields)
+      local v = hmget_all(w.state_key, fields)
       -- A node with no state field is pending (as created).
       for j, parent in ipairs(missing) do read[parent] = { parent, v[3 * j - 2] or 'pending', v[3 * j - 1] or false, v[3 * j] or false } end
     end
@@ -361,7 +372,7 @@ local function workflow_lib()
   local function release_child(w, child, why)
     local left
     if string.find(node_info(w, child).a, '\1', 1, true) then
-      left = redis.call('HINCRBY', w.key.state, WAITING .. child, -1)
+      left = redis.call('HINCRBY', w.state_key, WAITING .. child, -1)
     elseif not why and not w.cancelling and not w.failed then
       -- In a workflow not failing or cancelled no node was cancelled (a retry runs its
       -- cancelled ones again).
@@ -433,7 +444,7 @@ local function workflow_lib()
   -- asked to cancel (settled when their attempt ends). Reads every node: failure and cancel only.
   local function cancel_open_nodes(w, all)
     flush_starts()
-    local order = redis.call('LRANGE', w.key.order, 0, -1)
+    local order = redis.call('LRANGE', keys_of(w).order, 0, -1)
     local states = states_of(w, order)
     local reason = all and 'workflow cancelled' or 'workflow failed'
     for _, node in ipairs(order) do
@@ -467,7 +478,7 @@ local function workflow_lib()
     local spec = decode_json(spec_json)
     local q = queue_keys(spec.q)
     if redis.call('HEXISTS', q.meta, task_id) == 1 then return end
-    local order = redis.call('LRANGE', w.key.order, 0, -1)
+    local order = redis.call('LRANGE', keys_of(w).order, 0, -1)
     local states = states_of(w, order)
     local by = { completed = {}, dead = {}, cancelled = {} }
     for _, node in ipairs(order) do
@@ -487,8 +498,8 @@ local function workflow_lib()
     local state = (w.cancelling and 'cancelled') or (w.failed and 'failed') or 'completed'
     w.state = state
     mark(w)
-    local v = redis.call('HMGET', w.key.meta, 'retention', 'onFinish', 'onFinishTask', 'created')
-    redis.call('HSET', w.key.meta, 'state', state, 'finished', NOW_S)
+    local v = redis.call('HMGET', keys_of(w).meta, 'retention', 'onFinish', 'onFinishTask', 'created')
+    redis.call('HSET', keys_of(w).meta, 'state', state, 'finished', NOW_S)
     redis.call('ZADD', PREFIX .. ':workflows:expiry', NOW + tonumber(v[1]), w.id)
     redis.call('ZREM', PREFIX .. ':workflows:running', w.id)
     redis.call('ZADD', PREFIX .. ':workflows:' .. state, v[4], w.id)
@@ -547,7 +558,7 @@ local function workflow_lib()
 
   -- What the workflow scripts use.
   WORKFLOW = {
-    prefix = PREFIX, announce_workflow = announce_workflow, queue_keys = queue_keys, workflow_keys = workflow_keys,
+    prefix = PREFIX, announce_workflow = announce_workflow, queue_keys = queue_keys, workflow_keys = workflow_keys, keys_of = keys_of,
     load_workflow = load_workflow, hash_of = hash_of, call_chunked = call_chunked, node_info = node_info, start_node = start_node,
     cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle, flush_starts = flush_starts,
     node_inputs = node_inputs, put = put, mark = mark, packed_flags = packed_flags, node_state = node_state, set_open = set_open, states_of = states_of,
