@@ -143,7 +143,8 @@ export function compileWorkflow(root: WorkflowPart): CompiledWorkflow {
     const given = part.options;
     const runOnFailure = given.runOnFailure;
     // The workflow's own options taken out (a copy only when one is there: most nodes have none).
-    const options = given.node === undefined && given.dependsOn === undefined && runOnFailure === undefined ? given : withoutWorkflowOptions(given);
+    // (`in`, not undefined: a key given as undefined must go too, or the enqueue check refuses it.)
+    const options = !('node' in given) && !('dependsOn' in given) && !('runOnFailure' in given) ? given : withoutWorkflowOptions(given);
     if (runOnFailure !== undefined && typeof runOnFailure !== 'boolean') throw invalid(`node ${quote(id)}: runOnFailure must be true or false, got ${quote(runOnFailure)}`);
     const spec: WorkflowNodeSpec = { id, type: part.type, payload: part.payload, options, definition: part.definition, dependsOn, runOnFailure: runOnFailure === true };
     nodes.push(spec);

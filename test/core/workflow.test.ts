@@ -19,6 +19,14 @@ describe('compiling a workflow', () => {
     expect(edges(chain(task('a'), task('b'), task('c')))).toEqual([['0', []], ['1', ['0']], ['2', ['1']]]);
   });
 
+  it('takes node, dependsOn and runOnFailure out of a node\'s task options, even when given as undefined', () => {
+    for (const key of ['node', 'dependsOn', 'runOnFailure']) {
+      const [node] = compileWorkflow(chain(task('t', 1, { queue: 'q', [key]: undefined }), task('u', 2))).nodes;
+      expect(node.options).toEqual({ queue: 'q' });
+      expect(Object.keys(node.options)).toEqual(['queue']);
+    }
+  });
+
   it('a chain through a group: every member waits on the part before, the next part on every member', () => {
     const root = chain(task('fetch', { url: 'u' }, { node: 'fetch' }), group(task('resize', { w: 320 }), task('resize', { w: 640 })), task('publish', undefined, { node: 'publish' }));
     expect(edges(root)).toEqual([['fetch', []], ['0', ['fetch']], ['1', ['fetch']], ['publish', ['0', '1']]]);
