@@ -93,13 +93,16 @@ export function workflowFailureConformance(openStore: OpenStore): void {
       ]);
     });
 
-    it('the inputs of a node whose parents have not run name them pending', async () => {
+    it('the inputs of a node whose parents have not run name them pending, then started', async () => {
       const { backend } = store;
       const wf = newWorkflow([{ id: 'r' }, { id: 'p1', dependsOn: ['r'] }, { id: 'p2', dependsOn: ['r'] }, { id: 'j', dependsOn: ['p1', 'p2'] }]);
       await backend.createWorkflow(wf);
       expect(await backend.workflowInputs([{ workflowId: wf.id, node: 'j' }])).toEqual([{
         parents: [{ id: 'p1', state: 'pending', result: null, error: null }, { id: 'p2', state: 'pending', result: null, error: null }],
       }]);
+      // Once started, a parent reads as started (its task is queued or running).
+      await complete(backend, wf, 'r');
+      expect((await backend.workflowInputs([{ workflowId: wf.id, node: 'j' }]))[0]!.parents.map((p) => p.state)).toEqual(['started', 'started']);
     });
 
     it('a node whose lease expires with no retry left dies, and fails the workflow', async () => {

@@ -324,8 +324,13 @@ local function workflow_lib()
         fields[#fields + 1], fields[#fields + 2], fields[#fields + 3] = parent, RESULT .. parent, ERROR .. parent
       end
       local v = hmget_all(w.state_key, fields)
-      -- A node with no state field is pending (as created).
-      for j, parent in ipairs(missing) do read[parent] = { parent, v[3 * j - 2] or 'pending', v[3 * j - 1] or false, v[3 * j] or false } end
+      -- A node with no state field is pending (as created); a started one's holds its task id
+      -- and children too (keys.ts), reported as 'started'.
+      for j, parent in ipairs(missing) do
+        local state = v[3 * j - 2] or 'pending'
+        if is_started(state) then state = 'started' end
+        read[parent] = { parent, state, v[3 * j - 1] or false, v[3 * j] or false }
+      end
     end
     local flat = {}
     for _, parent in ipairs(parents) do
