@@ -8,6 +8,7 @@ import {
   ackOk, claimTask, completeAck, expectCode, HOUR, LEASE_MS, newTask, useStore, WORKER, type OpenStore,
 } from './harness.js';
 import { claimNode, complete, newWorkflow, nodeStates, taskIds, tasksOfType } from './workflow-harness.js';
+import { uuidv7 } from '../../core/ids.js';
 
 export function workflowConformance(openStore: OpenStore): void {
   describe('workflows: creation and fan-in', () => {
@@ -69,6 +70,18 @@ export function workflowConformance(openStore: OpenStore): void {
       const done = (await backend.getWorkflow(wf.id))!;
       expect(done.state).toBe('completed');
       expect(done.nodes.map((n) => [n.id, n.result, n.dependsOn])).toEqual(ids.map((id, i) => [id, JSON.stringify({ id }), wf.nodes[i].dependsOn]));
+    });
+
+    it('a workflow id that JSON escapes (a direct caller’s) is in every node task’s links', async () => {
+      const { backend } = store;
+      const id = `wf "a\\b" ${uuidv7()}`;
+      const wf = newWorkflow([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }], { id });
+      await backend.createWorkflow(wf);
+      expect((await backend.getTask(taskIds(wf).a))!.links).toEqual({ workflowId: id, workflowNode: 'a' });
+      await complete(backend, wf, 'a', 1);
+      expect((await backend.getTask(taskIds(wf).b))!.links).toEqual({ workflowId: id, workflowNode: 'b' });
+      await complete(backend, wf, 'b', 2);
+      expect((await backend.getWorkflow(id))!.state).toBe('completed');
     });
 
     it('a diamond starts its join once, after both sides', async () => {

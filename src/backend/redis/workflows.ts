@@ -18,6 +18,9 @@ import { getWorkflow } from './workflow-reads.js';
 
 export { getWorkflow, listWorkflows, workflowInputs } from './workflow-reads.js';
 
+/** Text JSON.stringify writes between quotes unchanged: no quote, backslash or control character. */
+const JSON_PLAIN = /^[^"\\\p{Cc}]*$/u;
+
 /** A workflow ready for lua/workflow-create.lua: its part of the script's arguments. */
 export interface PreparedWorkflow {
   workflow: NewWorkflow;
@@ -31,8 +34,11 @@ export interface PreparedWorkflow {
 export function prepareWorkflow(wf: NewWorkflow): PreparedWorkflow {
   const nodes = wf.nodes;
   const onFinish = wf.onFinish;
-  // Every node's links are {"workflowId":…,"workflowNode":…}, as JSON.stringify would write them.
-  const linksHead = `,"l":{"workflowId":${JSON.stringify(wf.id)},"workflowNode":`;
+  // Every node's links are {"workflowNode":…,"workflowId":…}, as JSON.stringify would write
+  // them. An id that JSON writes as it is (a client's always is) is left for the start to add
+  // (lib/workflow.lua start_node): the record ends after the node, and the id is not stored once
+  // per node.
+  const linksTail = JSON_PLAIN.test(wf.id) ? '' : `,"workflowId":${JSON.stringify(wf.id)}}`;
   const children = new Map<string, string[]>();
   const queues = new Set<string>();
   const badId = !isWellFormed(wf.id);
@@ -56,7 +62,7 @@ export function prepareWorkflow(wf: NewWorkflow): PreparedWorkflow {
   for (const queue of queues) args.push(queue);
   args.push(String(nodes.length));
   for (const node of nodes) {
-    const fragment = `${encodeRecordFragment(node.task, null)}${linksHead}${JSON.stringify(node.id)}}`;
+    const fragment = `${encodeRecordFragment(node.task, null)},"l":{"workflowNode":${JSON.stringify(node.id)}${linksTail}`;
     args.push(node.id, encodeNodeRecord(node, children.get(node.id) ?? [], fragment), String(node.dependsOn.length));
   }
   return { workflow: wf, args };

@@ -15,12 +15,12 @@ local function note_node_end(id, links, state, result, err)
 end
 
 -- The workflow id and node of a workflow node's task record, read from `from` on as the client
--- writes its links ({"workflowId":…,"workflowNode":…}, ids without escapes), else decoded; nil
+-- writes its links ({"workflowNode":…,"workflowId":…}, ids without escapes), else decoded; nil
 -- for a task that is no node.
 local function node_links(raw, from)
-  local at = string.find(raw, '"l":{"workflowId":"', from, true)
+  local at = string.find(raw, '"l":{"workflowNode":"', from, true)
   local wf, node = nil, nil
-  if at then wf, node = string.match(raw, '^"l":{"workflowId":"([^"\\]*)","workflowNode":"([^"\\]*)"}', at) end
+  if at then node, wf = string.match(raw, '^"l":{"workflowNode":"([^"\\]*)","workflowId":"([^"\\]*)"}', at) end
   if wf then return wf, node end
   local l = decode_json(raw).l
   if type(l) == 'table' and l.workflowNode then return l.workflowId, l.workflowNode end

@@ -366,7 +366,14 @@ local function workflow_lib()
       b = { q = q, metas = {}, payloads = {}, queued = {}, scheduled = {} }
       STARTS[q.name] = b
     end
-    write_new_task(q, info.k, info.g .. ',"wi":' .. node_inputs(w, info), info.p, info.dl, info.ra, b)
+    -- The record's links end with the node id, unless its workflow id needs escapes (workflows.ts):
+    -- the id is added here, in the one concatenation.
+    local g = info.g
+    if string.byte(g, -1) == 125 then
+      write_new_task(q, info.k, g .. ',"wi":' .. node_inputs(w, info), info.p, info.dl, info.ra, b)
+    else
+      write_new_task(q, info.k, g .. ',"workflowId":"' .. w.id .. '"},"wi":' .. node_inputs(w, info), info.p, info.dl, info.ra, b)
+    end
   end
 
   -- Counts a finished node off one child's wait (keys.ts `state`): a child whose count reaches 0
