@@ -15,6 +15,7 @@
 // --chains: workflow nodes instead (count/10 chains of 10, as in bench/workflows.mjs, each step's
 // result its parent's + 1, the queue keeping 0 completed): instructions per node to create the
 // chains, and per node to run them (every ack starts the step's child).
+// KEEP_CALLGRIND=1 keeps callgrind's output files (their folder is printed) for callgrind_annotate.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -93,7 +94,7 @@ try {
     child.kill('SIGTERM');
     await exited;
   }
-  rmSync(dir, { recursive: true, force: true });
+  if (process.env.KEEP_CALLGRIND) console.log(`callgrind files kept in ${dir}`); else rmSync(dir, { recursive: true, force: true });
 }
 
 /** Instructions counted by callgrind between `--zero` and `--dump` around `work` (dump number `n`). */
