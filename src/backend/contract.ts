@@ -39,10 +39,49 @@ export type QueueKeep = Record<KeptState, number | null>;
 /** Largest bound accepted (a bound is a count of tasks kept, not a time). */
 export const MAX_KEEP = 1_000_000_000;
 
+/**
+ * A queue's controls (setQueueLimits), held by the store and applied by it in every claim and
+ * enqueue, so they hold across any number of workers and producers; null: no limit.
+ * - rate: at most `limit` tasks of the queue start in any `intervalMs` (a sliding window).
+ * - concurrency: at most this many of the queue's tasks run at once (live leases).
+ * - groupConcurrency: at most this many tasks of one group (the enqueue option `group`) run at
+ *   once; the groups with waiting tasks take turns.
+ * - maxLength: an enqueue that would make the queue's waiting tasks (queued, scheduled,
+ *   retrying) more than this is refused (TL_QUEUE_FULL), a batch whole.
+ */
+export interface QueueLimits {
+  rate: QueueRate | null;
+  concurrency: number | null;
+  groupConcurrency: number | null;
+  maxLength: number | null;
+}
+
+export interface QueueRate {
+  limit: number;
+  intervalMs: number;
+}
+
+export const LIMIT_NAMES = ['rate', 'concurrency', 'groupConcurrency', 'maxLength'] as const;
+
+/** A change of some limits: a limit left out keeps its value; null or 'none' removes it. */
+export type QueueLimitsUpdate = { [K in keyof QueueLimits]?: QueueLimits[K] | 'none' };
+
+/** Bounds of the limits accepted: starts per interval and running tasks; a rate's interval (a day); a queue's length. */
+export const MAX_RATE_LIMIT = 100_000;
+export const MAX_RATE_INTERVAL_MS = 86_400_000;
+export const MAX_CONCURRENCY_LIMIT = 1_000_000;
+export const MAX_QUEUE_LENGTH = 1_000_000_000;
+
+export function noLimits(): QueueLimits {
+  return { rate: null, concurrency: null, groupConcurrency: null, maxLength: null };
+}
+
 /** The outcome of storing one task of an enqueue batch. */
 export type EnqueueOutcome =
   | { ok: true; info: TaskInfo }
-  | { ok: false; id: string; reason: 'id-conflict' | 'unique-conflict'; holder?: string };
+  | { ok: false; id: string; reason: 'id-conflict' | 'unique-conflict'; holder?: string }
+  /** The queue's maxLength refused the task's batch; `limit` is the bound, `waiting` the tasks waiting then. */
+  | { ok: false; id: string; reason: 'queue-full'; queue: string; limit: number; waiting: number };
 
 export interface ClaimRequest {
   queue: string;
@@ -90,6 +129,13 @@ export interface ClaimResult {
   more: boolean;
   /** When the earliest scheduled or retrying task of the queue is due, or null. */
   nextDueAt: number | null;
+  /**
+   * Why the claim took fewer tasks than it could have, when a limit held it back: 'rate' (then
+   * `limitedUntil` is when the next start is allowed), 'concurrency' or 'group' (a slot frees
+   * when one of the queue's running tasks ends; the store wakes waiting workers then). Null: none.
+   */
+  limited: 'rate' | 'concurrency' | 'group' | null;
+  limitedUntil: number | null;
   /** The store's clock at the claim. */
   now: number;
 }
@@ -199,6 +245,8 @@ export interface QueueInfo {
   paused: boolean;
   /** Bounds on the finished tasks kept (all null unless set with setQueueKeep). */
   keep: QueueKeep;
+  /** The queue's controls (all null unless set with setQueueLimits). */
+  limits: QueueLimits;
   counts: Record<TaskState, number>;
   /** Attempts finished (successful or not), since the queue was created. */
   processed: number;
@@ -300,6 +348,12 @@ export interface Backend extends ScheduleStore, LockStore, WorkflowStore {
    * lowered bound go at the next finish in that state or janitor pass (cleanup), in batches.
    */
   setQueueKeep(queue: string, keep: Partial<QueueKeep>): Promise<QueueKeep>;
+  /**
+   * Sets the queue's controls (registering the queue); a limit left out keeps its value, null or
+   * 'none' removes it. Returns the limits now in force. TL_INVALID_ARGUMENT names a bad one, and
+   * nothing is stored then.
+   */
+  setQueueLimits(queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits>;
   // The states each of cancel, run, archive and delete takes are core/transitions.ts's table
   // (ACCEPTED_STATES); a task in another state throws TL_INVALID_STATE, or, in bulk, is left alone.
   /** → cancelled; a running task gets a cancel request instead (REQUEST_STATES: the handler's signal aborts). */

@@ -20,7 +20,8 @@ export class EnqueueGroups<T = NewTask, R = EnqueueOutcome> {
   private pending: Pending<T, R>[] = [];
 
   constructor(
-    private readonly store: (tasks: T[]) => Promise<R[]>,
+    /** Stores the items of several calls at once; `sizes`: how many items each call brought, in order (a batch is one call's). */
+    private readonly store: (tasks: T[], sizes: number[]) => Promise<R[]>,
     /** Most tasks of one group: a store call's batch stays bounded under many producers. */
     private readonly maxGroup = 1000,
     /** What one item counts towards maxGroup. */
@@ -58,7 +59,7 @@ export class EnqueueGroups<T = NewTask, R = EnqueueOutcome> {
     const all = calls.length === 1 ? calls[0].tasks : calls.flatMap((c) => c.tasks);
     let stored: Promise<R[]>;
     try {
-      stored = this.store(all);
+      stored = this.store(all, calls.map((c) => c.tasks.length));
     } catch (error) {
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as thrown
       stored = Promise.reject(error);

@@ -4,7 +4,10 @@ import { isWellFormed, malformedStringPath, quote, wholeNumber } from '../core/v
 import { TASK_STATES, type AttemptRecord, type NewTask, type TaskLinks, type TaskState } from '../core/task.js';
 import { acceptedStatesText, type OperatorAction } from '../core/transitions.js';
 import type { ScheduleDefinition } from '../core/schedule.js';
-import { KEPT_STATES, MAX_KEEP, WORKFLOW_STATES, type KeptState, type QueueKeep, type SchedulerInstance, type WorkerInfo, type WorkflowState } from './contract.js';
+import {
+  KEPT_STATES, LIMIT_NAMES, MAX_CONCURRENCY_LIMIT, MAX_KEEP, MAX_QUEUE_LENGTH, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT, WORKFLOW_STATES,
+  type KeptState, type QueueKeep, type QueueLimits, type SchedulerInstance, type WorkerInfo, type WorkflowState,
+} from './contract.js';
 
 /** Due scheduled/retrying tasks moved to queued per claim call, at most. */
 export const FORWARD_LIMIT = 1000;
@@ -36,6 +39,61 @@ export function validateQueueKeep(keep: unknown): Partial<QueueKeep> {
     out[state as KeptState] = value as number | null;
   }
   return out;
+}
+
+const LIMITS_ACCEPTED =
+  `{ rate?: { limit: 1 … ${MAX_RATE_LIMIT}, intervalMs: 1 … ${MAX_RATE_INTERVAL_MS} }, concurrency?: 1 … ${MAX_CONCURRENCY_LIMIT}, ` +
+  `groupConcurrency?: 1 … ${MAX_CONCURRENCY_LIMIT}, maxLength?: 1 … ${MAX_QUEUE_LENGTH} }, whole numbers, each also null or "none" (no limit)`;
+
+/**
+ * Checks a setQueueLimits argument (QueueLimitsUpdate): known limits only, each a whole number
+ * in its range, a rate { limit, intervalMs }, or null / 'none' to remove it. Returns the limits
+ * it sets (null: removed). TL_INVALID_ARGUMENT names the first bad one.
+ */
+export function validateQueueLimits(limits: unknown): Partial<QueueLimits> {
+  if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) {
+    throw new TasklineError('TL_INVALID_ARGUMENT', `queue limits must be an object ${LIMITS_ACCEPTED}; got ${quote(limits)}`);
+  }
+  const out: Partial<QueueLimits> = {};
+  for (const [name, value] of Object.entries(limits)) {
+    if (value === undefined) continue;
+    if (!(LIMIT_NAMES as readonly string[]).includes(name)) {
+      throw new TasklineError('TL_INVALID_ARGUMENT', `queue limits have no ${quote(name)}: they are ${LIMITS_ACCEPTED}`);
+    }
+    const limit = name as keyof QueueLimits;
+    if (value === null || value === 'none') {
+      out[limit] = null;
+    } else if (limit === 'rate') {
+      out.rate = validateRate(value);
+    } else {
+      const max = limit === 'maxLength' ? MAX_QUEUE_LENGTH : MAX_CONCURRENCY_LIMIT;
+      out[limit] = wholeLimit(limit, value, max);
+    }
+  }
+  return out;
+}
+
+function wholeLimit(name: string, value: unknown, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new TasklineError('TL_INVALID_ARGUMENT', `queue limit ${name} must be a whole number 1 … ${max}, or null or "none" (no limit); got ${quote(value)}`);
+  }
+  return value;
+}
+
+function validateRate(value: unknown): QueueLimits['rate'] {
+  const accepted = `{ limit: 1 … ${MAX_RATE_LIMIT}, intervalMs: 1 … ${MAX_RATE_INTERVAL_MS} } (whole numbers: at most limit starts in any intervalMs), or null or "none"`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TasklineError('TL_INVALID_ARGUMENT', `queue limit rate must be ${accepted}; got ${quote(value)}`);
+  }
+  const { limit, intervalMs, ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) throw new TasklineError('TL_INVALID_ARGUMENT', `queue limit rate has no ${quote(unknown)}: it is ${accepted}`);
+  for (const [part, v, max] of [['limit', limit, MAX_RATE_LIMIT], ['intervalMs', intervalMs, MAX_RATE_INTERVAL_MS]] as const) {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) {
+      throw new TasklineError('TL_INVALID_ARGUMENT', `queue limit rate.${part} must be a whole number 1 … ${max}; got ${quote(v)}`);
+    }
+  }
+  return { limit: limit as number, intervalMs: intervalMs as number };
 }
 
 /** Most days dailyStats returns (ten years). */

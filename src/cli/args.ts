@@ -1,6 +1,7 @@
 /** Parsers of option and argument values; a bad value is a usage error (exit 2) saying what is accepted. */
 import { InvalidArgumentError } from 'commander';
 import { TASK_STATES, type TaskState } from '../core/task.js';
+import { MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT } from '../backend/contract.js';
 import { DURATION_FORM, parseDuration } from '../config/index.js';
 import { UsageError } from './errors.js';
 
@@ -28,6 +29,33 @@ export function keepBound(max: number): (value: string) => number | 'none' {
     if (!Number.isSafeInteger(n) || n > max) throw new InvalidArgumentError(`give a whole number of tasks from 0 to ${max}, or none (no bound).`);
     return n;
   };
+}
+
+/** A limit's count (1 … max) or none (no limit). */
+export function limitCount(max: number): (value: string) => number | 'none' {
+  return (value) => {
+    if (value === 'none') return value;
+    const n = /^\d+$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`give a whole number from 1 to ${max}, or none (no limit).`);
+    return n;
+  };
+}
+
+/** A rate limit: `<starts>/<interval>` (100/1s, 5/250ms, 1000/1m) or none. */
+export function rateLimit(value: string): { limit: number; intervalMs: number } | 'none' {
+  if (value === 'none') return value;
+  const form = `give <starts>/<interval>, as 100/1s, 5/250ms or 1000/1m (starts 1 to ${MAX_RATE_LIMIT}, interval ${DURATION_FORM} from 1 ms to 24h), or none (no limit).`;
+  const match = /^(\d+)\/(.+)$/.exec(value);
+  if (!match) throw new InvalidArgumentError(form);
+  const limit = Number(match[1]);
+  let intervalMs: number;
+  try {
+    intervalMs = parseDuration('value', match[2], 'flag', { min: 1 });
+  } catch {
+    throw new InvalidArgumentError(form);
+  }
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RATE_LIMIT || intervalMs > MAX_RATE_INTERVAL_MS) throw new InvalidArgumentError(form);
+  return { limit, intervalMs };
 }
 
 export function duration(min = 0): (value: string) => number {

@@ -57,6 +57,7 @@ export function queueJson(queue: QueueInfo) {
     name: queue.name,
     paused: queue.paused,
     keep: queue.keep,
+    limits: queue.limits,
     counts: {
       scheduled: queue.counts.scheduled ?? 0,
       queued: queue.counts.queued ?? 0,

@@ -64,7 +64,7 @@ export class Client {
     const task = this.prepare(type, payload, options);
     if (this.recorded && typeof type === 'string') await this.recorded.check(task.type, task.payload);
     const [outcome] = await this.store([task]);
-    if (!outcome.ok) throw conflictError(outcome);
+    if (!outcome.ok) throw refusalError(outcome);
     return outcome.info;
   }
 
@@ -99,10 +99,13 @@ export class Client {
     const outcomes = await this.store(tasks);
     const rejected = outcomes.filter((o) => !o.ok);
     if (rejected.length > 0) {
-      const first = rejected[0];
+      // A full queue refuses its part of the batch whole: that is the error to act on.
+      const first = rejected.find((o) => o.reason === 'queue-full') ?? rejected[0];
+      const stored = tasks.length - rejected.length;
       throw new TasklineError(
-        'TL_TASK_CONFLICT',
-        `${rejected.length} of ${tasks.length} tasks were rejected (first: ${conflictError(first).message}); the other ${tasks.length - rejected.length} were enqueued`,
+        first.reason === 'queue-full' ? 'TL_QUEUE_FULL' : 'TL_TASK_CONFLICT',
+        `${rejected.length} of ${tasks.length} tasks were rejected (first: ${refusalError(first).message}); ` +
+          (stored === 0 ? 'none was enqueued' : `the other ${stored} were enqueued`),
         { details: outcomes },
       );
     }
@@ -370,8 +373,17 @@ function goneError(id: string, announced: FinalState | null): Error {
   return new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
 }
 
-function conflictError(outcome: Extract<EnqueueOutcome, { ok: false }>): TasklineError {
-  return outcome.reason === 'id-conflict'
-    ? new TasklineError('TL_TASK_CONFLICT', `a task with id ${JSON.stringify(outcome.id)} already exists`)
-    : new TasklineError('TL_TASK_CONFLICT', `a unique task of this type and payload (or unique key) is already pending: task ${outcome.holder ?? '?'}`);
+function refusalError(outcome: Extract<EnqueueOutcome, { ok: false }>): TasklineError {
+  switch (outcome.reason) {
+    case 'id-conflict':
+      return new TasklineError('TL_TASK_CONFLICT', `a task with id ${JSON.stringify(outcome.id)} already exists`);
+    case 'unique-conflict':
+      return new TasklineError('TL_TASK_CONFLICT', `a unique task of this type and payload (or unique key) is already pending: task ${outcome.holder ?? '?'}`);
+    case 'queue-full':
+      return new TasklineError(
+        'TL_QUEUE_FULL',
+        `queue ${outcome.queue} is full: maxLength ${outcome.limit}, ${outcome.waiting} waiting (try again once workers have taken some, or raise it: taskline queue limit ${outcome.queue} --max-length N)`,
+        { details: { queue: outcome.queue, limit: outcome.limit, waiting: outcome.waiting } },
+      );
+  }
 }

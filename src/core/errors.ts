@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   TL_PAYLOAD_NOT_JSON: 'the payload cannot be serialised as JSON',
   TL_VALIDATION_FAILED: 'the payload does not match the task schema',
   TL_TASK_CONFLICT: 'a task with this id, or this unique key, already exists',
+  TL_QUEUE_FULL: 'the queue holds as many waiting tasks as its maxLength allows',
   TL_TASK_NOT_FOUND: 'no task with this id',
   TL_INVALID_STATE: 'the operation is not possible in the task’s current state',
   TL_STORE_UNAVAILABLE: 'the store cannot be reached',

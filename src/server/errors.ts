@@ -33,6 +33,7 @@ export const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   TL_TASK_FAILED: 409,
   TL_LOCK_NOT_HELD: 409,
   TL_PAYLOAD_TOO_LARGE: 413,
+  TL_QUEUE_FULL: 429,
   TL_URI_TOO_LONG: 414,
   TL_VALIDATION_FAILED: 422,
   TL_INVALID_CRON: 422,
@@ -190,6 +191,8 @@ export function createErrorHandler(context: HttpErrorContext): (error: unknown, 
     if (internal) request.log.error({ err: error }, 'request failed');
     else if (status >= 500) request.log.warn({ code: body.error.code }, body.error.message);
     if (body.error.code === 'TL_STORE_UNAVAILABLE') void reply.header('retry-after', '1');
+    // A full queue: workers take tasks out every moment; a second is a fair first wait.
+    if (body.error.code === 'TL_QUEUE_FULL') void reply.header('retry-after', '1');
     void reply.status(status).send(body);
   };
 }

@@ -15,7 +15,7 @@
  * `invalid` member. (Strings with a lone UTF-16 surrogate need no marker: JSON escapes them
  * losslessly, as `\ud800`.)
  */
-import type { FireRecord, QueueInfo, SchedulerLease, SchedulerStatus, WorkerInfo } from '../backend/contract.js';
+import type { FireRecord, QueueInfo, QueueLimits, SchedulerLease, SchedulerStatus, WorkerInfo } from '../backend/contract.js';
 import { unreadableFields } from '../backend/shared.js';
 import type { TaskRecord } from '../core/task.js';
 import { scheduleOfFire, type Schedule } from '../core/schedule.js';
@@ -128,6 +128,15 @@ function linksView(links: TaskRecord['links'] | null | undefined) {
   };
 }
 
+export function limitsView(limits: QueueLimits) {
+  return {
+    rate: limits.rate === null ? null : { limit: limits.rate.limit, interval_ms: limits.rate.intervalMs },
+    concurrency: limits.concurrency,
+    group_concurrency: limits.groupConcurrency,
+    max_length: limits.maxLength,
+  };
+}
+
 export function queueView(queue: QueueInfo) {
   const marks = new Marks();
   const counts = Object.fromEntries(Object.entries(queue.counts).map(([state, n]) => [state, marks.count(`counts.${state}`, n)]));
@@ -135,6 +144,7 @@ export function queueView(queue: QueueInfo) {
     name: queue.name,
     paused: queue.paused,
     keep: queue.keep,
+    limits: limitsView(queue.limits),
     counts,
     size: Object.values(counts).reduce((a, b) => a + b, 0),
     processed: marks.count('processed', queue.processed),

@@ -1,6 +1,6 @@
 /** The API's zod schemas: request validation and the OpenAPI document come from these. */
 import { z } from 'zod';
-import { MAX_KEEP } from '../backend/contract.js';
+import { MAX_CONCURRENCY_LIMIT, MAX_KEEP, MAX_QUEUE_LENGTH, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT } from '../backend/contract.js';
 import { TASK_STATES } from '../core/task.js';
 import { WAITING_REASONS } from '../core/why-waiting.js';
 
@@ -112,10 +112,33 @@ const keepBound = z.number().int().nonnegative().max(MAX_KEEP).nullable().descri
 export const QueueKeepView = z.object({ completed: keepBound, dead: keepBound, cancelled: keepBound });
 /** The bounds to change: a state left out keeps its bound, null removes it. */
 export const QueueKeepBody = z.object({ completed: keepBound.optional(), dead: keepBound.optional(), cancelled: keepBound.optional() }).strict();
+/** A limit to change: a whole number in its range; null or "none" removes it. */
+const limitCount = (max: number, what: string) =>
+  z.union([z.number().int().min(1).max(max), z.null(), z.literal('none')]).describe(`${what}: a whole number from 1 to ${max}, or null or "none" for no limit`);
+const RateBody = z
+  .object({ limit: z.number().int().min(1).max(MAX_RATE_LIMIT), intervalMs: z.number().int().min(1).max(MAX_RATE_INTERVAL_MS) })
+  .strict()
+  .describe(`at most limit (1 to ${MAX_RATE_LIMIT}) starts in any intervalMs (1 to ${MAX_RATE_INTERVAL_MS}), across all workers`);
+/** The limits to change (a limit left out keeps its value), as the library's setQueueLimits takes them. */
+export const QueueLimitsBody = z
+  .object({
+    rate: z.union([RateBody, z.null(), z.literal('none')]).optional(),
+    concurrency: limitCount(MAX_CONCURRENCY_LIMIT, 'most tasks of the queue running at once').optional(),
+    groupConcurrency: limitCount(MAX_CONCURRENCY_LIMIT, 'most tasks of one group running at once').optional(),
+    maxLength: limitCount(MAX_QUEUE_LENGTH, 'most tasks waiting (queued, scheduled, retrying); an enqueue past it gets 429').optional(),
+  })
+  .strict();
+export const QueueLimitsView = z.object({
+  rate: z.object({ limit: z.number().int(), interval_ms: z.number().int() }).nullable(),
+  concurrency: z.number().int().nullable(),
+  group_concurrency: z.number().int().nullable(),
+  max_length: z.number().int().nullable(),
+});
 export const QueueView = z.object({
   name: z.string(),
   paused: z.boolean(),
   keep: QueueKeepView,
+  limits: QueueLimitsView,
   counts: z.record(z.number().int()),
   size: z.number().int(),
   processed: z.number().int(),

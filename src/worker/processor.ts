@@ -170,8 +170,11 @@ export class Processor implements Component, ContextHost {
       this.options.acker.settle(acks, reply.acks);
       for (const [i, result] of reply.claims.entries()) {
         if (result.paused || !result.more || result.tasks.length < requests[i].count) exhausted.add(result.queue);
-        if (result.nextDueAt !== null) {
-          const dueIn = Math.max(0, result.nextDueAt - result.now);
+        // A rate limit says when its next start is allowed: the idle wait ends then, not later
+        // (a concurrency limit's slot frees with an ack, which wakes the wait).
+        const dueAt = result.limitedUntil === null ? result.nextDueAt : Math.min(result.limitedUntil, result.nextDueAt ?? Infinity);
+        if (dueAt !== null) {
+          const dueIn = Math.max(0, dueAt - result.now);
           this.nextDueIn = this.nextDueIn === null ? dueIn : Math.min(this.nextDueIn, dueIn);
         }
         // A workflow node's handler sees its parents' results: read for all of them in one call.

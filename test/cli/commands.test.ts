@@ -231,6 +231,7 @@ export const resize = defineTask('img:resize', {
     expect(json.queues).toEqual([
       {
         name: 'emails', paused: true, keep: { completed: null, dead: null, cancelled: null },
+        limits: { rate: null, concurrency: null, groupConcurrency: null, maxLength: null },
         counts: { scheduled: 1, queued: 1, running: 0, retrying: 0, completed: 0, dead: 0, cancelled: 0 },
         processed: 0, failed: 0, latencyMs: expect.any(Number),
       },
@@ -253,6 +254,37 @@ export const resize = defineTask('img:resize', {
     }
     expect((await (await store.open()).getQueue('emails'))!.keep).toEqual({ completed: 0, dead: null, cancelled: null });
     const unknown = await cli('queue', 'keep', 'nowhere');
+    expect(unknown.code).toBe(1);
+    expect(oneLine(unknown.stderr)).toMatch(/no queue "nowhere"/);
+  });
+
+  it('queue limit shows and sets a queue\'s controls; none removes one; bad values are usage errors; a full queue refuses an enqueue', async () => {
+    await cli('enqueue', 'q', '--queue', 'emails');
+    const set = await cli('queue', 'limit', 'emails', '--rate', '100/1s', '--concurrency', '10', '--group-concurrency', '2', '--max-length', '1');
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toBe('queue emails: rate: at most 100 starts per 1s, concurrency: 10, group concurrency: 2, max length: 1\n');
+    expect(parseJson(await cli('--json', 'queue', 'limit', 'emails', '--rate', 'none', '--concurrency', 'none', '--group-concurrency', 'none'))).toEqual({
+      queue: 'emails', limits: { rate: null, concurrency: null, groupConcurrency: null, maxLength: 1 },
+    });
+    expect(parseJson(await cli('--json', 'queue', 'limit', 'emails', '--rate', '5/250ms'))).toMatchObject({ limits: { rate: { limit: 5, intervalMs: 250 } } });
+    expect((await cli('queue', 'limit', 'emails')).stdout).toBe('queue emails: rate: at most 5 starts per 250ms, concurrency: no limit, group concurrency: no limit, max length: 1\n');
+    for (const [flag, bad, message] of [
+      ['--concurrency', '0', 'give a whole number from 1 to 1000000, or none (no limit)'],
+      ['--concurrency', '-3', 'give a whole number from 1 to 1000000, or none (no limit)'],
+      ['--max-length', '1.5', 'give a whole number from 1 to 1000000000, or none (no limit)'],
+      ['--rate', '100', 'give <starts>/<interval>'],
+      ['--rate', '100/0s', 'give <starts>/<interval>'],
+      ['--rate', '0/1s', 'give <starts>/<interval>'],
+    ]) {
+      const refused = await cli('queue', 'limit', 'emails', flag, bad);
+      expect(refused.code, `${flag} ${bad}`).toBe(2);
+      expect(refused.stderr).toContain(message);
+    }
+    expect((await (await store.open()).getQueue('emails'))!.limits).toEqual({ rate: { limit: 5, intervalMs: 250 }, concurrency: null, groupConcurrency: null, maxLength: 1 });
+    const full = await cli('enqueue', 'q', '--queue', 'emails');
+    expect(full.code).toBe(1);
+    expect(oneLine(full.stderr)).toMatch(/^taskline: queue emails is full: maxLength 1, 1 waiting .*\(TL_QUEUE_FULL\)$/);
+    const unknown = await cli('queue', 'limit', 'nowhere');
     expect(unknown.code).toBe(1);
     expect(oneLine(unknown.stderr)).toMatch(/no queue "nowhere"/);
   });

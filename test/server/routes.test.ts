@@ -62,6 +62,41 @@ describe.each(STORES)('queues, schedules, workers, stats, health on %s', (_name,
     expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ keep: { completed: 0, dead: null, cancelled: null } });
   });
 
+  it('queue limits: set in part with PATCH, shown with the queue; bad limits 400 with nothing stored; a full queue 429 with Retry-After', async () => {
+    const patch = (url: string, payload: unknown) => api.app.inject({ method: 'PATCH', url, payload: payload as object });
+    const none = { rate: null, concurrency: null, group_concurrency: null, max_length: null };
+    await post('/api/v1/tasks', { type: 't', queue: 'mail' });
+    expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ limits: none });
+    const set = await patch('/api/v1/queues/mail/limits', { rate: { limit: 50, intervalMs: 1000 }, concurrency: 5, maxLength: 2 });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json()).toEqual({ rate: { limit: 50, interval_ms: 1000 }, concurrency: 5, group_concurrency: null, max_length: 2 });
+    expect((await patch('/api/v1/queues/mail/limits', { concurrency: 'none', rate: null })).json()).toEqual({ ...none, max_length: 2 });
+    expect((await get('/api/v1/queues')).json<{ queues: { name: string; limits: unknown }[] }>().queues.find((q) => q.name === 'mail')!.limits).toEqual({ ...none, max_length: 2 });
+    const bads: unknown[] = [
+      { concurrency: -1 }, { concurrency: 0 }, { concurrency: 1.5 }, { concurrency: '5' }, { maxLength: 2e9 }, { rate: { limit: 5, intervalMs: 0 } },
+      { rate: { limit: 5 } }, { rate: '5/1s' }, { speed: 1 }, { maxLength: 5, concurrency: -1 },
+    ];
+    for (const bad of bads) {
+      const refused = await patch('/api/v1/queues/mail/limits', bad);
+      expect(refused.statusCode, JSON.stringify(bad)).toBe(400);
+      expect(refused.json()).toMatchObject({ error: { code: 'TL_INVALID_REQUEST' } });
+    }
+    expect((await patch('/api/v1/queues/bad%20name/limits', { concurrency: 1 })).statusCode).toBe(400);
+    expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ limits: { ...none, max_length: 2 } });
+    // maxLength 2 with 1 waiting: one more fits, then 429 with Retry-After; a batch that would cross it stores nothing.
+    expect((await post('/api/v1/tasks', { type: 't', queue: 'mail' })).statusCode).toBe(201);
+    const full = await post('/api/v1/tasks', { type: 't', queue: 'mail' });
+    expect(full.statusCode).toBe(429);
+    expect(full.headers['retry-after']).toBe('1');
+    expect(full.json()).toMatchObject({ error: { code: 'TL_QUEUE_FULL', message: expect.stringContaining('queue mail is full: maxLength 2, 2 waiting') } });
+    await patch('/api/v1/queues/mail/limits', { maxLength: 3 });
+    const batch = await post('/api/v1/tasks', { tasks: [{ type: 't', queue: 'mail' }, { type: 't', queue: 'mail' }] });
+    expect(batch.statusCode).toBe(429);
+    expect(batch.headers['retry-after']).toBe('1');
+    expect(batch.json<{ tasks: { status: string }[] }>().tasks.map((t) => t.status)).toEqual(['refused', 'refused']);
+    expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ counts: { queued: 2 } });
+  });
+
   it('schedules: create, get, list, update, pause, resume, trigger, fires, backfill, preview, delete', async () => {
     const created = await post('/api/v1/schedules', { id: 'weekly-report', cron: '0 0 9 * * 1', timezone: 'Europe/Paris', task: { type: 'send_report', queue: 'reports' } });
     if (created.statusCode === 501) return; // this store has no schedules yet

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskRecord, TaskState } from '../../core/task.js';
 import { dayString, MAX_STAT_DAYS, MAX_STAT_MINUTES } from '../shared.js';
+import { noLimits } from '../contract.js';
 import {
   ackOk, attemptOf, claimTask, completeAck, createInStates, DAY, deadAck, enqueueOne, expectCode, HOUR, listAll, newTask, retryAck,
   useStore, WORKER, type OpenStore,
@@ -35,7 +36,7 @@ export function inspectionConformance(openStore: OpenStore): void {
       await createInStates(backend, 'default', [...ALL_STATES, 'queued', 'completed']);
       await enqueueOne(backend, 't', {}, { queue: 'elsewhere' });
       const expected = {
-        name: 'default', paused: false, keep: { completed: null, dead: null, cancelled: null },
+        name: 'default', paused: false, keep: { completed: null, dead: null, cancelled: null }, limits: noLimits(),
         counts: { scheduled: 1, queued: 2, running: 1, retrying: 1, completed: 2, dead: 1, cancelled: 1 },
         processed: 4, failed: 2, latency: expect.any(Number),
       };

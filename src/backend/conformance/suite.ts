@@ -20,6 +20,7 @@ import { fireConformance } from './fires.js';
 import type { ConformanceStore, OpenStore } from './harness.js';
 import { inspectionConformance } from './inspection.js';
 import { keepConformance } from './keep.js';
+import { limitsConformance } from './limits.js';
 import { leaseConformance } from './leases.js';
 import { lockConformance } from './locks.js';
 import { operationConformance } from './operations.js';
@@ -41,6 +42,7 @@ export function runConformanceSuite(name: string, openStore: OpenStore): void {
     inspectionConformance(openStore);
     searchConformance(openStore);
     keepConformance(openStore);
+    limitsConformance(openStore);
     eventsAndWorkersConformance(openStore);
     concurrencyConformance(openStore);
     scheduleConformance(openStore);

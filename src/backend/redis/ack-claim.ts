@@ -116,9 +116,14 @@ function decodeClaimReply(reply: (string | number)[], start: number, queue: stri
   const tasks = [];
   const token = String(reply[start + 4]);
   const now = Number(reply[start + 3]);
-  for (let j = start + 5; j < reply.length; j += 3) {
+  for (let j = start + 7; j < reply.length; j += 3) {
     tasks.push(decodeClaimed(queue, String(reply[j]), String(reply[j + 1]), String(reply[j + 2]), token, leaseMs, now));
   }
   const nextDue = Number(reply[start + 1]);
-  return { queue, tasks, paused: reply[start] === 1, more: reply[start + 2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now };
+  const limited = reply[start + 5] === '' ? null : (String(reply[start + 5]) as ClaimResult['limited']);
+  const limitedUntil = Number(reply[start + 6]);
+  return {
+    queue, tasks, paused: reply[start] === 1, more: reply[start + 2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now, limited,
+    limitedUntil: limited === 'rate' && limitedUntil >= 0 ? limitedUntil : null,
+  };
 }

@@ -32,7 +32,9 @@ export async function listQueues(c: RedisConnection): Promise<QueueInfo[]> {
 export async function getQueue(c: RedisConnection, queue: string): Promise<QueueInfo | null> {
   const known = await c.call(() => c.redis.sismember(c.keys.queues, queue));
   if (known !== 1) return null;
-  const r = (await c.runScript('queue-info', queue, [])) as number[];
+  const reply = (await c.runScript('queue-info', queue, [])) as (number | string)[];
+  // All numbers but the rate ('<limit> <interval ms>', '' for none).
+  const r = reply.map(Number);
   const counts = emptyCounts();
   counts.queued = r[0];
   counts.scheduled = r[1];
@@ -42,8 +44,10 @@ export async function getQueue(c: RedisConnection, queue: string): Promise<Queue
   counts.dead = r[5];
   counts.cancelled = r[6];
   const bound = (n: number) => (n < 0 ? null : n);
+  const [limit, intervalMs] = String(reply[15]).split(' ').map(Number);
   return {
     name: queue, paused: r[7] === 1, keep: { completed: bound(r[12]), dead: bound(r[13]), cancelled: bound(r[14]) },
+    limits: { rate: reply[15] === '' ? null : { limit, intervalMs }, concurrency: bound(r[16]), groupConcurrency: bound(r[17]), maxLength: bound(r[18]) },
     counts, processed: r[8], failed: r[9], latency: r[10] < 0 ? 0 : Math.max(0, r[11] - r[10]),
   };
 }

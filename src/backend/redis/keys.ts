@@ -22,11 +22,14 @@
  *                    run:<schedule id> -> the task of its latest run (lua/fire.lua)
  * - keep      hash   completed/dead/cancelled -> most tasks of that state kept (setQueueKeep);
  *                    nodes -> 1 once a workflow has a node in the queue (its ack batches look
- *                    for node tasks only then; read with the bounds, lua/lib/keep.lua)
+ *                    for node tasks only then; read with the bounds, lua/lib/keep.lua);
+ *                    the queue's limits (setQueueLimits): rate ('<limit> <interval ms>'),
+ *                    concurrency, groupConcurrency, maxLength
+ * - starts    zset   the starts inside the rate limit's window: score the start time (ms)
  */
 export const QUEUE_KEY_NAMES = [
   'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled',
-  'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor', 'keep',
+  'paused', 'marker', 'stats', 'result', 'attempts', 'logs', 'seq', 'cancel', 'fires', 'firefloor', 'keep', 'starts',
 ] as const;
 export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
 

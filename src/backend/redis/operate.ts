@@ -7,8 +7,8 @@
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
 import type { OperatorAction } from '../../core/transitions.js';
-import { DEFAULT_RETENTION, KEPT_STATES, type BulkState, type QueueKeep } from '../contract.js';
-import { operationError, validateQueueKeep, workflowNodeError } from '../shared.js';
+import { DEFAULT_RETENTION, KEPT_STATES, type BulkState, type QueueKeep, type QueueLimits, type QueueLimitsUpdate } from '../contract.js';
+import { operationError, validateQueueKeep, validateQueueLimits, workflowNodeError } from '../shared.js';
 import type { RedisConnection } from './connection.js';
 import { findQueue } from './inspect.js';
 
@@ -42,6 +42,38 @@ export async function setQueueKeep(c: RedisConnection, queue: string, keep: Part
   c.registered.add(queue);
   const now = replies[replies.length - 1][1] as (string | null)[];
   return Object.fromEntries(KEPT_STATES.map((state, i) => [state, now[i] === null ? null : Number(now[i])])) as QueueKeep;
+}
+
+/** The keep hash's fields of the limits (keys.ts), in QueueLimits order; the rate is '<limit> <interval ms>'. */
+const LIMIT_FIELDS = ['rate', 'concurrency', 'groupConcurrency', 'maxLength'] as const;
+
+export async function setQueueLimits(c: RedisConnection, queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits> {
+  validateQueueName(queue);
+  const update = validateQueueLimits(limits);
+  const key = c.keys.queueKey(queue, 'keep');
+  const set: Record<string, string> = {};
+  const cleared: string[] = [];
+  for (const field of LIMIT_FIELDS) {
+    if (!(field in update)) continue;
+    const value = update[field];
+    if (value === null || value === undefined) cleared.push(field);
+    else set[field] = typeof value === 'number' ? String(value) : `${value.limit} ${value.intervalMs}`;
+  }
+  // Registered with them, as keep bounds are; workers blocked on a limit look again.
+  const multi = c.redis.multi().sadd(c.keys.queues, queue);
+  if (Object.keys(set).length > 0) multi.hset(key, set);
+  if (cleared.length > 0) multi.hdel(key, ...cleared);
+  multi.zadd(c.keys.queueKey(queue, 'marker'), 0, '1');
+  multi.hmget(key, ...LIMIT_FIELDS);
+  const replies = await c.call(() => multi.exec());
+  if (!replies) throw new TasklineError('TL_STORE_UNAVAILABLE', `setting the limits of queue ${queue}: the transaction was aborted`);
+  const failed = replies.find(([error]) => error);
+  if (failed) throw failed[0] as Error;
+  c.registered.add(queue);
+  const [rate, concurrency, groupConcurrency, maxLength] = replies[replies.length - 1][1] as (string | null)[];
+  const [limit, intervalMs] = (rate ?? '').split(' ').map(Number);
+  const count = (v: string | null) => (v === null ? null : Number(v));
+  return { rate: rate === null ? null : { limit, intervalMs }, concurrency: count(concurrency), groupConcurrency: count(groupConcurrency), maxLength: count(maxLength) };
 }
 
 /** Applies an action to one task. Returns 'ok' or 'requested' (a running task's cancel). */

@@ -14,7 +14,7 @@ import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/tas
 import type { Schedule, ScheduleDefinition } from '../../core/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
-  QueueInfo, QueueKeep, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, AuditEntry, AuditPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SchedulingBackend, SubscribeOptions, FireBatch,
+  QueueInfo, QueueKeep, QueueLimits, QueueLimitsUpdate, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, AuditEntry, AuditPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SchedulingBackend, SubscribeOptions, FireBatch,
   FireRecord, FireResult, ScheduleUpdate, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
   NewWorkflow, WorkflowInputs, WorkflowPage, WorkflowRecord, WorkflowState,
 } from '../contract.js';
@@ -47,7 +47,7 @@ export class RedisBackend implements SchedulingBackend {
   private readonly waiter: WorkWaiter;
   private readonly scheduling: RedisScheduleStore;
   /** Enqueues of a tick go together: one script call per queue. */
-  private readonly enqueues = new EnqueueGroups((tasks) => enqueueTasks(this.c, tasks));
+  private readonly enqueues = new EnqueueGroups((tasks, sizes) => enqueueTasks(this.c, tasks, sizes));
   /** Workflows created in the same tick: one script call (bounded by their nodes), as for enqueues. */
   private readonly workflowCreates = new EnqueueGroups<workflows.PreparedWorkflow, string>(
     (prepared) => workflows.storeWorkflows(this.c, prepared), 10_000, (p) => p.workflow.nodes.length,
@@ -151,6 +151,10 @@ export class RedisBackend implements SchedulingBackend {
 
   setQueueKeep(queue: string, keep: Partial<QueueKeep>): Promise<QueueKeep> {
     return operate.setQueueKeep(this.c, queue, keep);
+  }
+
+  setQueueLimits(queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits> {
+    return operate.setQueueLimits(this.c, queue, limits);
   }
 
   async cancelTask(id: string): Promise<'cancelled' | 'cancel-requested'> {

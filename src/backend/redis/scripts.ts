@@ -25,12 +25,12 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
  * checks the lists against the Lua sources.
  */
 export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> = {
-  enqueue: ['meta', 'payload', 'queued', 'scheduled', 'marker'],
-  claim: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'paused', 'marker', 'seq'],
+  enqueue: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'marker', 'keep'],
+  claim: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'paused', 'marker', 'seq', 'keep', 'starts'],
   ack: ['meta', 'payload', 'queued', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'stats', 'attempts', 'result', 'logs', 'cancel', 'keep'],
   'ack-claim': [
     'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'paused', 'marker', 'stats', 'attempts',
-    'result', 'logs', 'seq', 'cancel', 'keep',
+    'result', 'logs', 'seq', 'cancel', 'keep', 'starts',
   ],
   renew: ['meta', 'running', 'cancel'],
   forward: ['meta', 'queued', 'scheduled', 'retrying', 'marker'],

@@ -1,6 +1,6 @@
 /** Working: claiming queued tasks into leases. */
 import { shortId } from '../../core/ids.js';
-import type { ClaimRequest, ClaimResult } from '../contract.js';
+import type { ClaimRequest, ClaimResult, QueueLimits } from '../contract.js';
 import { FORWARD_LIMIT } from '../shared.js';
 import { forwardDue, nextDueAt } from './lifecycle.js';
 import { decodeClaimed, type ClaimRow } from './rows.js';
@@ -21,16 +21,29 @@ export interface ClaimOutcome {
   signals: Map<string, number>;
 }
 
+/** How many tasks a claim may take under the queue's limits, and which limit binds (the tighter). */
+interface Allowance {
+  count: number;
+  limit: 'rate' | 'concurrency' | null;
+  /** When the rate allows the next start (the oldest start in the window leaves it). */
+  until: number | null;
+}
+
 /**
  * Claims up to `count` queued tasks (oldest first) from each requested queue for a worker,
- * leasing each for `leaseMs`; first moves the queue's due scheduled/retrying tasks to queued.
+ * leasing each for `leaseMs`, within the queue's concurrency and rate; first moves the queue's
+ * due scheduled/retrying tasks to queued.
  */
 export function claimTasks(t: Transition, workerId: string, requests: ClaimRequest[], leaseMs: number): ClaimOutcome {
   const results = requests.map((request): ClaimResult => {
     const { queue } = request;
     forwardDue(t, queue, FORWARD_LIMIT);
-    if (t.queue(queue).paused) return { queue, tasks: [], paused: true, more: false, nextDueAt: nextDueAt(t, queue), now: t.now };
-    const rows = request.count > 0 ? t.all<ClaimRow>(SELECT_QUEUED, queue, request.count) : [];
+    const { paused, limits } = t.queue(queue);
+    if (paused) return { queue, tasks: [], paused: true, more: false, nextDueAt: nextDueAt(t, queue), limited: null, limitedUntil: null, now: t.now };
+    const allowed = limits.concurrency === null && limits.rate === null
+      ? { count: request.count, limit: null, until: null }
+      : allowance(t, queue, limits, request.count);
+    const rows = allowed.count > 0 ? t.all<ClaimRow>(SELECT_QUEUED, queue, allowed.count) : [];
     const expires = t.now + leaseMs;
     const tokenBase = rows.length > 0 ? shortId() : '';
     const tasks = rows.map((row, i) => {
@@ -40,9 +53,43 @@ export function claimTasks(t: Transition, workerId: string, requests: ClaimReque
       t.emitLifecycle('started', queue, row.id, String(row.attempt + 1), row.type);
       return decodeClaimed(queue, row, t.now, token, expires);
     });
+    if (limits.rate !== null && tasks.length > 0) {
+      t.run('INSERT INTO queue_starts (queue, at, n) VALUES (?, ?, ?) ON CONFLICT (queue, at) DO UPDATE SET n = n + excluded.n', queue, t.now, tasks.length);
+    }
     const more = t.get("SELECT 1 FROM tasks WHERE queue = ? AND state = 'queued' LIMIT 1", queue) !== undefined;
-    return { queue, tasks, paused: false, more, nextDueAt: nextDueAt(t, queue), now: t.now };
+    // A limit held the claim back when it cut the count while tasks were left queued.
+    const limited = allowed.count < request.count && more ? allowed.limit : null;
+    return {
+      queue, tasks, paused: false, more, nextDueAt: nextDueAt(t, queue),
+      limited, limitedUntil: limited === 'rate' ? allowed.until : null, now: t.now,
+    };
   });
   const signals = new Map(requests.map((r) => [r.queue, t.queue(r.queue).signal]));
   return { results, signals };
+}
+
+/**
+ * What the queue's limits allow a claim of `count`: concurrency less the live leases (an expired
+ * one frees its slot at once, before recovery runs), the rate's limit less the starts after
+ * now − intervalMs (also those a process whose clock runs a little ahead stamped later than
+ * now), whose older rows it deletes. Ending tasks gives no rate back.
+ */
+function allowance(t: Transition, queue: string, limits: QueueLimits, count: number): Allowance {
+  let allowed: Allowance = { count, limit: null, until: null };
+  if (limits.concurrency !== null) {
+    const { n } = t.get<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE queue = ? AND state = 'running' AND sort_key > ?", queue, t.now)!;
+    const free = Math.max(0, limits.concurrency - n);
+    if (free < allowed.count) allowed = { count: free, limit: 'concurrency', until: null };
+  }
+  if (limits.rate !== null) {
+    const windowStart = t.now - limits.rate.intervalMs;
+    t.run('DELETE FROM queue_starts WHERE queue = ? AND at <= ?', queue, windowStart);
+    const { n, oldest } = t.get<{ n: number; oldest: number | null }>(
+      'SELECT COALESCE(SUM(n), 0) AS n, MIN(at) AS oldest FROM queue_starts WHERE queue = ?', queue,
+    )!;
+    const budget = Math.max(0, limits.rate.limit - n);
+    // The oldest start in the window is this claim's own when there was none before.
+    if (budget < allowed.count) allowed = { count: budget, limit: 'rate', until: (oldest ?? t.now) + limits.rate.intervalMs };
+  }
+  return allowed;
 }

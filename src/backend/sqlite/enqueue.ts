@@ -9,6 +9,74 @@ const INSERT_TASK = `INSERT INTO tasks (id, queue, type, state, sort_key, max_re
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /**
+ * Stores the tasks of several enqueue calls (EnqueueGroups: `sizes` is how many each brought), in
+ * order, each call's tasks held to their queues' maxLength (enqueueBatch).
+ */
+export function enqueueCalls(t: Transition, tasks: NewTask[], sizes: number[]): EnqueueOutcome[] {
+  let offset = 0;
+  return sizes.flatMap((size) => enqueueBatch(t, tasks.slice(offset, (offset += size))));
+}
+
+/**
+ * One call's tasks: those of a queue whose waiting tasks they would take past its maxLength are
+ * all refused (queue-full), the others stored as enqueueTasks does. Internal enqueues (a
+ * schedule's fires, workflow nodes) call enqueueTasks directly: the bound is for producers.
+ */
+function enqueueBatch(t: Transition, batch: NewTask[]): EnqueueOutcome[] {
+  const full = fullQueues(t, batch);
+  if (full.size === 0) return enqueueTasks(t, batch);
+  const stored = enqueueTasks(t, batch.filter((task) => !full.has(task.queue)));
+  let next = 0;
+  return batch.map((task): EnqueueOutcome => {
+    const refused = full.get(task.queue);
+    return refused ? { ok: false, id: task.id, reason: 'queue-full', queue: task.queue, ...refused } : stored[next++];
+  });
+}
+
+/**
+ * The queues with a maxLength that the batch would take past it, with their bound and waiting
+ * tasks. Only the tasks that would be stored count (not those refused for their id or unique
+ * key); leaving a refused queue's tasks out may let a later task of the batch with the same id
+ * be stored, so the count is taken again until no further queue is refused.
+ */
+function fullQueues(t: Transition, batch: NewTask[]): Map<string, { limit: number; waiting: number }> {
+  const full = new Map<string, { limit: number; waiting: number }>();
+  // The common case costs a lookup of the queue state each task's enqueue loads anyway.
+  if (!batch.some((task) => t.queue(task.queue).limits.maxLength !== null)) return full;
+  for (;;) {
+    let refused = false;
+    for (const [queue, adding] of storedPerBoundedQueue(t, batch.filter((task) => !full.has(task.queue)))) {
+      const limit = t.queue(queue).limits.maxLength!;
+      const waiting = t.waiting(queue);
+      if (waiting + adding > limit) {
+        full.set(queue, { limit, waiting });
+        refused = true;
+      }
+    }
+    if (!refused) return full;
+  }
+}
+
+/** How many of the tasks enqueueTasks would store, per queue with a maxLength (read only: it checks what enqueueTasks does). */
+function storedPerBoundedQueue(t: Transition, tasks: NewTask[]): Map<string, number> {
+  const ids = new Set<string>();
+  /** Unique keys (queue and key) of the tasks counted: whether each holds its key (a uniqueFor above 0). */
+  const keys = new Map<string, boolean>();
+  const counts = new Map<string, number>();
+  for (const task of tasks) {
+    if (ids.has(task.id) || t.get('SELECT 1 FROM tasks WHERE id = ?', task.id)) continue;
+    if (task.uniqueKey !== null) {
+      const key = `${task.queue}\u0000${task.uniqueKey}`;
+      if (keys.get(key) ?? (uniqueHolder(t, task.queue, task.uniqueKey) !== null)) continue;
+      keys.set(key, (task.uniqueFor ?? 0) > 0);
+    }
+    ids.add(task.id);
+    if (t.queue(task.queue).limits.maxLength !== null) counts.set(task.queue, (counts.get(task.queue) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
  * Stores each task unless its id exists (in any queue) or its unique key is held by an
  * unfinished task whose uniqueFor TTL has not run out. Tasks due now are queued, later ones
  * scheduled.

@@ -5,8 +5,11 @@ import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
 import { countWithin, dayString, emptyCounts, MAX_STAT_DAYS, MAX_STAT_MINUTES } from '../shared.js';
 import type { StatementCache } from './database.js';
 import { decodeRecord, TASK_COLUMNS, TASK_FROM, type TaskRow } from './rows.js';
+import { decodeLimits, LIMIT_COLUMNS, type LimitColumns } from './transition.js';
 
-interface QueueRow {
+const QUEUE_COLUMNS = `SELECT name, paused, processed, failed, keep_completed, keep_dead, keep_cancelled, ${LIMIT_COLUMNS} FROM queues`;
+
+interface QueueRow extends LimitColumns {
   name: string;
   paused: number;
   keep_completed: number | null;
@@ -17,12 +20,12 @@ interface QueueRow {
 }
 
 export function listQueues(sql: StatementCache, now: number): QueueInfo[] {
-  const rows = sql.get('SELECT name, paused, processed, failed, keep_completed, keep_dead, keep_cancelled FROM queues ORDER BY name').all() as QueueRow[];
+  const rows = sql.get(`${QUEUE_COLUMNS} ORDER BY name`).all() as QueueRow[];
   return rows.map((row) => queueInfo(sql, row, now));
 }
 
 export function getQueue(sql: StatementCache, name: string, now: number): QueueInfo | null {
-  const row = sql.get('SELECT name, paused, processed, failed, keep_completed, keep_dead, keep_cancelled FROM queues WHERE name = ?').get(name) as QueueRow | undefined;
+  const row = sql.get(`${QUEUE_COLUMNS} WHERE name = ?`).get(name) as QueueRow | undefined;
   return row ? queueInfo(sql, row, now) : null;
 }
 
@@ -36,7 +39,7 @@ function queueInfo(sql: StatementCache, row: QueueRow, now: number): QueueInfo {
     | undefined;
   const latency = oldest?.enqueued_at == null ? 0 : Math.max(0, now - oldest.enqueued_at);
   const keep = { completed: row.keep_completed, dead: row.keep_dead, cancelled: row.keep_cancelled };
-  return { name: row.name, paused: row.paused === 1, keep, counts, processed: row.processed, failed: row.failed, latency };
+  return { name: row.name, paused: row.paused === 1, keep, limits: decodeLimits(row), counts, processed: row.processed, failed: row.failed, latency };
 }
 
 /** Finished tasks are listed newest first; the others in the order they will move on. */

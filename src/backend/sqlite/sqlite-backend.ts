@@ -18,18 +18,18 @@ import type { NewTask, TaskLogLine, TaskRecord, TaskState } from '../../core/tas
 import type { Schedule, ScheduleDefinition } from '../../core/schedule.js';
 import type {
   Ack, AckAndClaimResult, AckResult, BackendEvent, BulkState, ClaimRequest, ClaimResult, DailyStat, EnqueueOutcome, LeaseRef, MinuteStat,
-  QueueInfo, QueueKeep, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, AuditEntry, AuditPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SubscribeOptions,
+  QueueInfo, QueueKeep, QueueLimits, QueueLimitsUpdate, RenewResult, TaskPage, TaskFilter, SearchPageOptions, TaskSearchPage, AuditEntry, AuditPage, Unsubscribe, WorkerInfo, TaskTypeInfo, SubscribeOptions,
   NewWorkflow, WorkflowInputs, WorkflowPage, WorkflowRecord, WorkflowState,
   FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
-import { checkStorableTasks, validateLockKey, validateQueueKeep } from '../shared.js';
+import { checkStorableTasks, validateLockKey, validateQueueKeep, validateQueueLimits } from '../shared.js';
 import { ackAttempts } from './ack.js';
 import * as audit from './audit.js';
 import { renewLeases } from './leases.js';
 import { reportProgress } from './progress.js';
 import { claimTasks } from './claim.js';
-import { enqueueTasks } from './enqueue.js';
+import { enqueueCalls } from './enqueue.js';
 import { fireBatches, listFires } from './fires.js';
 import * as inspect from './inspect.js';
 import { forwardDue } from './lifecycle.js';
@@ -59,7 +59,7 @@ export class SqliteBackend implements SchedulingBackend {
   /** When cleanup last counted each queue's kept tasks afresh (store time). */
   private readonly keptRecountedAt = new Map<string, number>();
   /** One transaction for the enqueues of a tick (EnqueueGroups). */
-  private readonly enqueues = new EnqueueGroups((tasks) => this.store.write((t) => enqueueTasks(t, tasks)));
+  private readonly enqueues = new EnqueueGroups((tasks, sizes) => this.store.write((t) => enqueueCalls(t, tasks, sizes)));
 
   private constructor(private readonly store: SqliteStore) {}
 
@@ -189,6 +189,12 @@ export class SqliteBackend implements SchedulingBackend {
     validateQueueName(queue);
     const bounds = validateQueueKeep(keep);
     return this.store.write((t) => t.setKeepBounds(queue, bounds));
+  }
+
+  async setQueueLimits(queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits> {
+    validateQueueName(queue);
+    const changes = validateQueueLimits(limits);
+    return this.store.write((t) => t.setLimits(queue, changes));
   }
 
   async cancelTask(id: string): Promise<'cancelled' | 'cancel-requested'> {

@@ -6,17 +6,38 @@
  * were written.
  */
 import type Database from 'better-sqlite3';
-import { KEPT_STATES, type KeptState, type QueueKeep } from '../contract.js';
+import { KEPT_STATES, noLimits, type KeptState, type QueueKeep, type QueueLimits } from '../contract.js';
 import type { StatementCache } from './database.js';
 
 interface QueueState {
   paused: boolean;
   keep: QueueKeep;
+  limits: QueueLimits;
   signal: number;
   position: number;
   processed: number;
   failed: number;
   dirty: boolean;
+}
+
+/** The limit columns of a `queues` row (migration 0010). */
+export const LIMIT_COLUMNS = 'rate_limit, rate_interval_ms, concurrency, group_concurrency, max_length';
+
+export interface LimitColumns {
+  rate_limit: number | null;
+  rate_interval_ms: number | null;
+  concurrency: number | null;
+  group_concurrency: number | null;
+  max_length: number | null;
+}
+
+export function decodeLimits(row: LimitColumns): QueueLimits {
+  return {
+    rate: row.rate_limit === null || row.rate_interval_ms === null ? null : { limit: row.rate_limit, intervalMs: row.rate_interval_ms },
+    concurrency: row.concurrency,
+    groupConcurrency: row.group_concurrency,
+    maxLength: row.max_length,
+  };
 }
 
 /** Events are kept at least this long, for subscribers in other processes to read. */
@@ -73,11 +94,15 @@ export class Transition {
       const row = this.get<{
         paused: number; signal: number; position: number; processed: number; failed: number;
         keep_completed: number | null; keep_dead: number | null; keep_cancelled: number | null;
-      }>('SELECT paused, signal, position, processed, failed, keep_completed, keep_dead, keep_cancelled FROM queues WHERE name = ?', name);
+      } & LimitColumns>(
+        `SELECT paused, signal, position, processed, failed, keep_completed, keep_dead, keep_cancelled, ${LIMIT_COLUMNS} FROM queues WHERE name = ?`,
+        name,
+      );
       if (!row) this.run('INSERT INTO queues (name) VALUES (?)', name);
       state = {
         paused: row?.paused === 1,
         keep: { completed: row?.keep_completed ?? null, dead: row?.keep_dead ?? null, cancelled: row?.keep_cancelled ?? null },
+        limits: row ? decodeLimits(row) : noLimits(),
         signal: row?.signal ?? 0,
         position: row?.position ?? 0,
         processed: row?.processed ?? 0,
@@ -117,6 +142,22 @@ export class Transition {
     return state.keep;
   }
 
+  /** Changes some of the queue's limits; returns them all. */
+  setLimits(queue: string, limits: Partial<QueueLimits>): QueueLimits {
+    const state = this.queueState(queue);
+    state.limits = { ...state.limits, ...limits };
+    const { rate, concurrency, groupConcurrency, maxLength } = state.limits;
+    this.run(
+      'UPDATE queues SET rate_limit = ?, rate_interval_ms = ?, concurrency = ?, group_concurrency = ?, max_length = ? WHERE name = ?',
+      rate?.limit ?? null, rate?.intervalMs ?? null, concurrency, groupConcurrency, maxLength, queue,
+    );
+    // Starts are recorded only while a rate is set: a rate set again later starts afresh.
+    if (rate === null) this.run('DELETE FROM queue_starts WHERE queue = ?', queue);
+    // A limit raised or removed may let waiting workers claim now.
+    this.wake(queue);
+    return state.limits;
+  }
+
   /**
    * Counts afresh the tasks of the queue's states whose bound is above 0 (they are not counted
    * while a state has another bound), dropping the counts of the others.
@@ -138,10 +179,24 @@ export class Transition {
    */
   moved(queue: string, from: string | null, to: string | null, tasks = 1): void {
     if (from === to || tasks === 0) return;
+    // A task that stops running frees a slot of a queue with a concurrency: its workers look again.
+    if (from === 'running' && this.queueState(queue).limits.concurrency !== null) this.wake(queue);
     let deltas = this.stateDeltas.get(queue);
     if (!deltas) this.stateDeltas.set(queue, (deltas = new Map()));
     if (from !== null) deltas.set(from, (deltas.get(from) ?? 0) - tasks);
     if (to !== null) deltas.set(to, (deltas.get(to) ?? 0) + tasks);
+  }
+
+  /**
+   * How many of the queue's tasks wait (queued, scheduled, retrying), as counted: state_counts
+   * and this transaction's moves not written yet.
+   */
+  waiting(queue: string): number {
+    const stored = this.get<{ n: number }>(
+      "SELECT COALESCE(SUM(n), 0) AS n FROM state_counts WHERE queue = ? AND state IN ('queued', 'scheduled', 'retrying')", queue,
+    )!.n;
+    const deltas = this.stateDeltas.get(queue);
+    return stored + (deltas?.get('queued') ?? 0) + (deltas?.get('scheduled') ?? 0) + (deltas?.get('retrying') ?? 0);
   }
 
   /** Counts afresh how many tasks the queue holds in each state (state_counts). */

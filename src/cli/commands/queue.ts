@@ -1,9 +1,11 @@
-/** `taskline queue ls|pause|resume|keep` */
+/** `taskline queue ls|pause|resume|keep|limit` */
 import type { Command } from 'commander';
-import { KEPT_STATES, MAX_KEEP, type KeptState, type QueueKeep } from '../../backend/contract.js';
+import {
+  KEPT_STATES, LIMIT_NAMES, MAX_CONCURRENCY_LIMIT, MAX_KEEP, MAX_QUEUE_LENGTH, type KeptState, type QueueKeep, type QueueLimits, type QueueLimitsUpdate,
+} from '../../backend/contract.js';
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
-import { keepBound } from '../args.js';
+import { keepBound, limitCount, rateLimit } from '../args.js';
 import { UsageError } from '../errors.js';
 import { queueJson } from '../json.js';
 import { formatDuration } from '../output.js';
@@ -12,11 +14,11 @@ import { withContext } from '../run.js';
 export function registerQueueCommands(program: Command): void {
   const queue = program
     .command('queue')
-    .description('list, pause and resume queues; bound the finished tasks they keep')
+    .description('list, pause and resume queues; bound the finished tasks they keep; limit their rate, concurrency and length')
     .usage('<subcommand> [options]')
     .argument('[subcommand]')
     .action((subcommand: string | undefined) => {
-      throw new UsageError(`queue ${subcommand === undefined ? 'needs a subcommand' : `has no subcommand ${JSON.stringify(subcommand)}`}: ls, pause, resume or keep`);
+      throw new UsageError(`queue ${subcommand === undefined ? 'needs a subcommand' : `has no subcommand ${JSON.stringify(subcommand)}`}: ls, pause, resume, keep or limit`);
     });
 
   queue
@@ -82,4 +84,51 @@ export function registerQueueCommands(program: Command): void {
         ctx.out.line(`queue ${name} keeps ${KEPT_STATES.map((state) => `${state}: ${keep[state] === null ? 'no bound' : `at most ${keep[state]}`}`).join(', ')}`);
       });
     });
+
+  queue
+    .command('limit')
+    .description(
+      'show or set a queue\'s controls, held by the store and applied across all workers and producers: rate, concurrency, ' +
+      'concurrency per enqueue group, and the most tasks waiting (none removes one)',
+    )
+    .argument('<queue>', 'queue name')
+    .option('--rate <n/interval|none>', 'at most n tasks start in any interval (100/1s, 5/250ms, 1000/1m)', rateLimit)
+    .option('--concurrency <n|none>', 'at most n tasks of the queue run at once', limitCount(MAX_CONCURRENCY_LIMIT))
+    .option('--group-concurrency <n|none>', 'at most n tasks of one group (the enqueue option group) run at once', limitCount(MAX_CONCURRENCY_LIMIT))
+    .option('--max-length <n|none>', 'at most n tasks wait (queued, scheduled, retrying); an enqueue past it is refused with TL_QUEUE_FULL', limitCount(MAX_QUEUE_LENGTH))
+    .action(async (name: string, options: QueueLimitsUpdate, command: Command) => {
+      validateQueueName(name);
+      await withContext(command, async (ctx) => {
+        const backend = await ctx.backend();
+        const change = Object.fromEntries(LIMIT_NAMES.filter((limit) => options[limit] !== undefined).map((limit) => [limit, options[limit]]));
+        let limits: QueueLimits;
+        if (Object.keys(change).length > 0) limits = await backend.setQueueLimits(name, change);
+        else {
+          const info = await backend.getQueue(name);
+          if (!info) throw new TasklineError('TL_NOT_FOUND', `no queue ${JSON.stringify(name)} (a queue appears when its first task is enqueued, or when its limits are set)`);
+          limits = info.limits;
+        }
+        ctx.out.data({ queue: name, limits });
+        ctx.out.line(`queue ${name}: ${describeLimits(limits)}`);
+      });
+    });
+}
+
+/** The limits in words, for a line of output. */
+export function describeLimits(limits: QueueLimits): string {
+  const parts = [
+    limits.rate === null ? 'rate: no limit' : `rate: at most ${limits.rate.limit} starts per ${intervalText(limits.rate.intervalMs)}`,
+    `concurrency: ${limits.concurrency ?? 'no limit'}`,
+    `group concurrency: ${limits.groupConcurrency ?? 'no limit'}`,
+    `max length: ${limits.maxLength ?? 'no limit'}`,
+  ];
+  return parts.join(', ');
+}
+
+/** An interval as the --rate flag takes it: 1s, 250ms, 1m, 1h. */
+function intervalText(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1_000 === 0) return `${ms / 1_000}s`;
+  return `${ms}ms`;
 }

@@ -4,10 +4,10 @@ import { validateQueueName } from '../../core/options.js';
 import { accepts, acceptedStatesText, type OperatorAction } from '../../core/transitions.js';
 import type { Backend, BulkState as BulkStateName } from '../../backend/contract.js';
 import type { ServerContext } from '../context.js';
-import { queueView } from '../present.js';
+import { limitsView, queueView } from '../present.js';
 import { taskViews } from '../task-views.js';
 import { defineRoute, parseInput, type AnyRoute } from '../route.js';
-import { BulkResult, BulkState, Done, QueueKeepBody, QueueKeepView, QueueList, QueueParams, QueueStateParams, QueueView, TaskList, TaskListQuery } from '../schemas.js';
+import { BulkResult, BulkState, Done, QueueKeepBody, QueueKeepView, QueueLimitsBody, QueueLimitsView, QueueList, QueueParams, QueueStateParams, QueueView, TaskList, TaskListQuery } from '../schemas.js';
 
 const errors = {
   400: { description: 'invalid queue name, state or cursor' },
@@ -86,6 +86,20 @@ export function queueRoutes(ctx: ServerContext): AnyRoute[] {
       body: QueueKeepBody,
       responses: { 200: { description: 'the bounds now in force', schema: QueueKeepView }, ...errors, 400: { description: 'invalid queue name or bound' } },
       handler: async ({ params, body }) => ctx.backend.setQueueKeep(validateQueueName(params.queue), body),
+    }),
+    defineRoute({
+      method: 'PATCH',
+      url: '/api/v1/queues/:queue/limits',
+      summary:
+        'Set the queue\'s controls, held by the store and applied by every worker and producer: rate (at most limit starts in any intervalMs), ' +
+        'concurrency (running at once), groupConcurrency (running at once per enqueue group) and maxLength (waiting tasks; an enqueue past it gets 429). ' +
+        'A limit left out keeps its value, null or "none" removes it. Returns the limits now in force',
+      tag: 'queues',
+      access: 'admin',
+      params: QueueParams,
+      body: QueueLimitsBody,
+      responses: { 200: { description: 'the limits now in force', schema: QueueLimitsView }, ...errors, 400: { description: 'invalid queue name or limit' } },
+      handler: async ({ params, body }) => limitsView(await ctx.backend.setQueueLimits(validateQueueName(params.queue), body)),
     }),
     ...Object.entries(BULK_ACTIONS).map(([action, { verb, operation, act }]) =>
       defineRoute({

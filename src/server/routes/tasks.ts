@@ -63,6 +63,7 @@ export function taskRoutes(ctx: ServerContext): AnyRoute[] {
         409: { description: 'the id or unique key exists' },
         413: { description: 'payload too large' },
         422: { description: 'payload fails the task schema' },
+        429: { description: 'the queue is full (its maxLength): a batch is refused whole; Retry-After says when to try again' },
       },
       handler: async ({ body, reply }) => {
         if ('tasks' in body) {
@@ -70,11 +71,13 @@ export function taskRoutes(ctx: ServerContext): AnyRoute[] {
             const infos = await ctx.client.enqueueMany(body.tasks.map(({ type, payload, ...rest }) => ({ type, payload, options: enqueueOptions(rest) })));
             return reply.status(201).send({ tasks: infos.map(enqueued) });
           } catch (error) {
-            if (isTasklineError(error, 'TL_TASK_CONFLICT') && Array.isArray(error.details)) {
+            const full = isTasklineError(error, 'TL_QUEUE_FULL');
+            if ((full || isTasklineError(error, 'TL_TASK_CONFLICT')) && Array.isArray(error.details)) {
               const outcomes = error.details as { ok: boolean; info?: TaskInfo; id?: string; reason?: string }[];
-              return reply.status(409).send({
+              if (full) void reply.header('retry-after', '1');
+              return reply.status(full ? 429 : 409).send({
                 error: { code: error.code, message: error.message },
-                tasks: outcomes.map((o) => (o.ok && o.info ? enqueued(o.info) : { task_id: o.id, status: 'conflict', reason: o.reason })),
+                tasks: outcomes.map((o) => (o.ok && o.info ? enqueued(o.info) : { task_id: o.id, status: o.reason === 'queue-full' ? 'refused' : 'conflict', reason: o.reason })),
               });
             }
             throw error;
@@ -94,7 +97,10 @@ export function taskRoutes(ctx: ServerContext): AnyRoute[] {
       params: TaskTypeParams,
       query: EnqueueQuery,
       body: z.unknown(),
-      responses: { 201: { description: 'stored', schema: Enqueued }, ...taskErrors, 413: { description: 'payload too large' } },
+      responses: {
+        201: { description: 'stored', schema: Enqueued }, ...taskErrors, 413: { description: 'payload too large' },
+        429: { description: 'the queue is full (its maxLength); Retry-After says when to try again' },
+      },
       handler: async ({ params, query, body, reply }) => {
         const info = await ctx.client.enqueue(params.type, body ?? null, enqueueOptions(query));
         return reply.status(201).send(enqueued(info));

@@ -2,8 +2,13 @@
 -- ARGV 4 count, 5 fields per task (7, or 3 when every task is queued now without a unique key);
 -- then per task: id, record fragment (JSON object members without braces, no state or times),
 -- payload, [delay ms (-1: none), runAt ms (-1: none), index into KEYS of its unique key
--- (0: none), unique TTL ms].
--- Returns per task: the new state ('queued' | 'scheduled'), 'id' (id conflict) or 'u:<holder id>'.
+-- (0: none), unique TTL ms]; then the callers' batches the tasks come from (enqueue-groups.ts):
+-- their number m and per batch, in order, how many of the tasks are its and whether they are
+-- all of its tasks for this queue (1 | 0: the rest are in other calls).
+-- Returns per task: the new state ('queued' | 'scheduled'), 'id' (id conflict), 'u:<holder id>',
+-- 'f:<max length>:<waiting>' (the queue's maxLength refused its batch) or 'split' (its batch is
+-- in several calls and the queue has a maxLength: nothing of it was stored; the caller sends it
+-- again in one call, so that it is taken or refused whole).
 --
 -- Tasks without a unique key are written together: one HMGET to find taken ids, then one HSET
 -- per hash, one LPUSH, one ZADD and one wake-up for the batch. A task with a unique key goes
@@ -12,22 +17,65 @@ local count, stride = tonumber(ARGV[4]), tonumber(ARGV[5])
 local out = {}
 local ids = {}
 for i = 1, count do ids[i] = ARGV[5 + (i - 1) * stride + 1] end
-local taken = redis.call('HMGET', K_META, unpack(ids))
+
+-- `command key values…` in calls of at most 4,000 values (Lua unpacks at most ~8,000): a batch
+-- sent whole for a maxLength may be larger than the calls of 250 tasks the client makes.
+local function chunked(command, key, values)
+  if #values <= 4000 then return redis.call(command, key, unpack(values)) end
+  local replies = {}
+  for from = 1, #values, 4000 do
+    local part = redis.call(command, key, unpack(values, from, math.min(from + 3999, #values)))
+    if type(part) == 'table' then
+      for j = 1, #part do replies[from + j - 1] = part[j] end
+    end
+  end
+  return replies
+end
+
+local taken = chunked('HMGET', K_META, ids)
 local seen = {}
 local queued_head = '{"s":"queued","c":' .. NOW_S .. ',"e":' .. NOW_S .. ','
 local metas, payloads, queued, scheduled = {}, {}, {}, {}
 
+-- The queue's maxLength: each caller's batch is taken whole or refused whole; one in several
+-- calls is sent back to be sent whole. Waiting: queued, scheduled and retrying.
+local max_length = tonumber(redis.call('HGET', K_KEEP, 'maxLength'))
+if max_length then
+  local waiting = redis.call('LLEN', K_QUEUED) + redis.call('ZCARD', K_SCHEDULED) + redis.call('ZCARD', K_RETRYING)
+  local at, first = 5 + count * stride + 1, 1
+  for _ = 1, tonumber(ARGV[at] or '0') do
+    local size, whole = tonumber(ARGV[at + 1]), ARGV[at + 2] == '1'
+    at = at + 2
+    local last = first + size - 1
+    local refusal = nil
+    if not whole then
+      refusal = 'split'
+    else
+      local new = 0
+      for i = first, last do
+        if not taken[i] then new = new + 1 end
+      end
+      if waiting + new > max_length then refusal = 'f:' .. max_length .. ':' .. waiting else waiting = waiting + new end
+    end
+    if refusal then
+      for i = first, last do out[i] = refusal end
+    end
+    first = last + 1
+  end
+end
+
 local function flush()
   if #metas == 0 then return end
-  redis.call('HSET', K_META, unpack(metas))
+  chunked('HSET', K_META, metas)
   write_payloads(K_PAYLOAD, payloads)
-  if #queued > 0 then redis.call('LPUSH', K_QUEUED, unpack(queued)) end
-  if #scheduled > 0 then redis.call('ZADD', K_SCHEDULED, unpack(scheduled)) end
+  if #queued > 0 then chunked('LPUSH', K_QUEUED, queued) end
+  if #scheduled > 0 then chunked('ZADD', K_SCHEDULED, scheduled) end
   wake_workers()
   metas, payloads, queued, scheduled = {}, {}, {}, {}
 end
 
-for i = 1, count do
+-- Stores task i of the call (its outcome in out[i]).
+local function store_one(i)
   local base = 5 + (i - 1) * stride
   local id, fragment, payload = ids[i], ARGV[base + 2], ARGV[base + 3]
   local delay, run_at, unique_index = -1, -1, 0
@@ -59,6 +107,11 @@ for i = 1, count do
     out[i] = state
     if heard().lifecycle then note_lifecycle('e', id, fragment_type(fragment), state) end
   end
+end
+
+for i = 1, count do
+  -- A task refused with its batch (maxLength) has its outcome already.
+  if not out[i] then store_one(i) end
 end
 flush()
 publish_lifecycle()

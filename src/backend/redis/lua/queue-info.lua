@@ -1,7 +1,8 @@
 -- Counts per state, paused flag, totals and the enqueue time of the oldest queued task.
 -- Returns { queued, scheduled, running, retrying, completed, dead, cancelled, paused,
 --           processed, failed, oldest enqueued at (-1: none), now, keep completed, keep dead,
---           keep cancelled (-1: no bound) }.
+--           keep cancelled (-1: no bound), rate ('<limit> <interval ms>' or ''), concurrency,
+--           group concurrency, max length (-1: none) }.
 local oldest = -1
 local oldest_id = redis.call('LINDEX', K_QUEUED, -1)
 if oldest_id then
@@ -19,4 +20,5 @@ return {
   redis.call('ZCARD', K_CANCELLED), redis.call('EXISTS', K_PAUSED),
   tonumber(totals[1] or 0), tonumber(totals[2] or 0), oldest, NOW,
   keep.completed or -1, keep.dead or -1, keep.cancelled or -1,
+  keep.rate_limit and (keep.rate_limit .. ' ' .. keep.rate_ms) or '', keep.concurrency or -1, keep.group_concurrency or -1, keep.max_length or -1,
 }

@@ -187,6 +187,8 @@ local function ack_batch(o)
     if #completed > 0 then redis.call('ZADD', K_COMPLETED, unpack(completed)) end
     if #gone > 0 then delete_tasks(gone) end
     redis.call('ZREM', K_RUNNING, unpack(ended_ids))
+    -- Slots freed under a concurrency limit: a worker waiting for one claims again.
+    if keep_bounds().concurrency then wake_workers() end
   end
   count_stats(processed, failed)
   return out, at - 1

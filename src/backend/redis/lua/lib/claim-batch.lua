@@ -3,10 +3,30 @@
 -- A sorted set made with a member longer than 64 bytes is a skiplist (see claim_batch).
 local RUNNING_SEED = 'created as a skiplist: this member is removed at once, and is no task id'
 
+-- How many of `count` tasks the queue's limits let start now (setQueueLimits, lib/keep.lua), and
+-- which limit held it back ('' none, 'concurrency', 'rate'): running tasks are those with a live
+-- lease (an expired one's slot is free before it is recovered); a rate counts the starts in the
+-- sliding window (NOW - interval, NOW] of K_STARTS.
+local function claim_room(count)
+  local limits = keep_bounds()
+  local room, limited = count, ''
+  if limits.concurrency then
+    local free = limits.concurrency - redis.call('ZCOUNT', K_RUNNING, '(' .. NOW_S, '+inf')
+    if free < room then room, limited = math.max(free, 0), 'concurrency' end
+  end
+  if limits.rate_limit then
+    redis.call('ZREMRANGEBYSCORE', K_STARTS, '-inf', NOW - limits.rate_ms)
+    local free = limits.rate_limit - redis.call('ZCARD', K_STARTS)
+    if free <= room and free < count then room, limited = math.max(free, 0), 'rate' end
+  end
+  return room, limited
+end
+
 -- claim.lua's work, its arguments from ARGV[o + 1] (count, worker id, lease ms, forward limit);
--- returns its reply: paused (1 | 0), next due, more (1 | 0), now, the lease token, then per task
--- id, record (a workflow node's holds its inputs, lib/workflow.lua) and payload. The caller
--- publishes the lifecycle lines.
+-- returns its reply: paused (1 | 0), next due, more (1 | 0), now, the lease token, the limit that
+-- held the claim back ('' none, 'concurrency', 'rate') and, for a rate, when the next start is
+-- allowed (-1), then per task id, record (a workflow node's holds its inputs, lib/workflow.lua)
+-- and payload. The caller publishes the lifecycle lines.
 local function claim_batch(o)
   local count, worker, lease_ms = tonumber(ARGV[o + 1]), ARGV[o + 2], tonumber(ARGV[o + 3])
   -- Whether any task is scheduled or retrying (one EXISTS for both sets): most claims have none
@@ -14,10 +34,11 @@ local function claim_batch(o)
   local timed = redis.call('EXISTS', K_SCHEDULED, K_RETRYING) > 0
   if timed then forward_due(tonumber(ARGV[o + 4])) end
   if redis.call('EXISTS', K_PAUSED) == 1 then
-    return { 1, timed and next_due() or -1, 0, NOW, '' }
+    return { 1, timed and next_due() or -1, 0, NOW, '', '', -1 }
   end
-  local out = { 0, 0, 0, NOW, '' }
-  local ids = redis.call('RPOP', K_QUEUED, count)
+  local out = { 0, 0, 0, NOW, '', '', -1 }
+  local room, limited = claim_room(count)
+  local ids = room > 0 and redis.call('RPOP', K_QUEUED, room)
   if ids then
     -- One token for the batch: a task appears once in it, so (id, token) still names one attempt.
     local token = tostring(redis.call('INCR', K_SEQ))
@@ -61,6 +82,15 @@ local function claim_batch(o)
         note_lifecycle('s', id, type, attempt)
       end
     end
+    if keep_bounds().rate_limit and #running > 0 then
+      -- Each start in the rate's window, under a member of its own (batch token and place).
+      local starts = {}
+      for i = 2, #running, 2 do
+        starts[#starts + 1] = NOW
+        starts[#starts + 1] = token .. ':' .. i
+      end
+      redis.call('ZADD', K_STARTS, unpack(starts))
+    end
     if #running > 0 then
       if redis.call('EXISTS', K_RUNNING) == 1 then
         redis.call('ZADD', K_RUNNING, unpack(running))
@@ -79,7 +109,16 @@ local function claim_batch(o)
   end
   if redis.call('LLEN', K_QUEUED) > 0 then
     out[3] = 1
-    wake_workers()
+    if limited ~= '' and (ids and #ids or 0) < count then
+      -- Held back by a limit: the other workers are not woken for tasks none of them may start.
+      out[6] = limited
+      if limited == 'rate' then
+        local oldest = redis.call('ZRANGE', K_STARTS, 0, 0, 'WITHSCORES')
+        out[7] = oldest[2] and (tonumber(oldest[2]) + keep_bounds().rate_ms) or NOW
+      end
+    else
+      wake_workers()
+    end
   end
   out[2] = timed and next_due() or -1
   return out

@@ -18,15 +18,21 @@ local function delete_task(id)
   delete_tasks({ id })
 end
 
--- The queue's bounds on finished tasks kept (nil: none), read once per call; and `nodes`,
--- whether workflow node tasks were ever enqueued here (set by workflow-create.lua in the same
--- hash, so that the ack batch learns it from the read it makes anyway).
+-- The queue's bounds on finished tasks kept (nil: none), read once per call; `nodes`, whether
+-- workflow node tasks were ever enqueued here (set by workflow-create.lua in the same hash, so
+-- that the ack batch learns it from the read it makes anyway); and its limits (setQueueLimits:
+-- rate_limit and rate_ms, concurrency, group_concurrency, max_length; nil: none).
 local KEEP = nil
 
 local function keep_bounds()
   if not KEEP then
-    local v = redis.call('HMGET', K_KEEP, 'completed', 'dead', 'cancelled', 'nodes')
-    KEEP = { completed = tonumber(v[1]), dead = tonumber(v[2]), cancelled = tonumber(v[3]), nodes = v[4] ~= false }
+    local v = redis.call('HMGET', K_KEEP, 'completed', 'dead', 'cancelled', 'nodes', 'rate', 'concurrency', 'groupConcurrency', 'maxLength')
+    KEEP = { completed = tonumber(v[1]), dead = tonumber(v[2]), cancelled = tonumber(v[3]), nodes = v[4] ~= false,
+      concurrency = tonumber(v[6]), group_concurrency = tonumber(v[7]), max_length = tonumber(v[8]) }
+    if v[5] then
+      local limit, ms = string.match(v[5], '^(%d+) (%d+)$')
+      KEEP.rate_limit, KEEP.rate_ms = tonumber(limit), tonumber(ms)
+    end
   end
   return KEEP
 end
