@@ -247,6 +247,11 @@ export interface QueueInfo {
   keep: QueueKeep;
   /** The queue's controls (all null unless set with setQueueLimits). */
   limits: QueueLimits;
+  /**
+   * The limit that holds the queue's waiting tasks back now (a claim would start none): its rate
+   * (with `until`, when it allows the next start) or its concurrency. Null: none does.
+   */
+  held: { limit: 'rate' | 'concurrency'; until: number | null } | null;
   counts: Record<TaskState, number>;
   /** Attempts finished (successful or not), since the queue was created. */
   processed: number;

@@ -14,5 +14,6 @@ export async function whyTasksWait(backend: Backend, tasks: TaskRecord[]): Promi
   const names = [...new Set(tasks.filter(waits).map((t) => t.queue))];
   const [queues, workers] = await Promise.all([Promise.all(names.map((name) => backend.getQueue(name))), backend.listWorkers()]);
   const paused = new Set(queues.filter((q) => q?.paused).map((q) => q!.name));
-  return tasks.map((t) => (waits(t) ? whyWaiting(t, { queuePaused: paused.has(t.queue), workers }) : null));
+  const held = new Map(queues.filter((q) => q?.held).map((q) => [q!.name, { ...q!.held!, rate: q!.limits.rate, concurrency: q!.limits.concurrency }]));
+  return tasks.map((t) => (waits(t) ? whyWaiting(t, { queuePaused: paused.has(t.queue), held: held.get(t.queue) ?? null, workers }) : null));
 }

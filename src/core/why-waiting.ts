@@ -1,18 +1,21 @@
 /**
  * Why a task that is not running has not started yet, in words an operator acts on: its queue is
- * paused, it waits for its time (scheduled, retrying), no live worker serves its queue or handles
- * its type, or every worker that could run it is busy. Pure: the caller reads the queue and the
+ * paused, it waits for its time (scheduled, retrying), a limit of its queue holds it back (rate,
+ * concurrency), no live worker serves its queue or handles its type, or every worker that could
+ * run it is busy. Pure: the caller reads the queue and the
  * live workers; a finished or running task has no reason (null).
  */
 import { handlesType, type TaskState } from './task.js';
 
-export const WAITING_REASONS = ['paused', 'scheduled', 'retrying', 'no-worker-for-queue', 'no-worker-for-type', 'workers-busy'] as const;
+export const WAITING_REASONS = [
+  'paused', 'scheduled', 'retrying', 'rate-limited', 'concurrency-full', 'no-worker-for-queue', 'no-worker-for-type', 'workers-busy',
+] as const;
 export type WaitingReason = (typeof WAITING_REASONS)[number];
 
 export interface Waiting {
   reason: WaitingReason;
   message: string;
-  /** When the wait ends by itself (scheduled, retrying), epoch ms; else null. */
+  /** When the wait ends by itself (scheduled, retrying, rate-limited), epoch ms; else null. */
   until: number | null;
 }
 
@@ -39,7 +42,15 @@ function at(ms: number): string {
   return Number.isNaN(date.getTime()) ? 'a time that cannot be read' : date.toISOString();
 }
 
-export function whyWaiting(task: WaitingTask, context: { queuePaused: boolean; workers: WaitingWorker[] }): Waiting | null {
+/** A limit of the task's queue that holds its waiting tasks back now (QueueInfo.held), with the limits' values for the message. */
+export interface WaitingLimit {
+  limit: 'rate' | 'concurrency';
+  until: number | null;
+  rate: { limit: number; intervalMs: number } | null;
+  concurrency: number | null;
+}
+
+export function whyWaiting(task: WaitingTask, context: { queuePaused: boolean; held?: WaitingLimit | null; workers: WaitingWorker[] }): Waiting | null {
   if (task.state !== 'queued' && task.state !== 'scheduled' && task.state !== 'retrying') return null;
   // A wait for a time in a paused queue says both: the time alone would promise a start.
   const paused = context.queuePaused ? `; the queue ${task.queue} is paused` : '';
@@ -50,6 +61,14 @@ export function whyWaiting(task: WaitingTask, context: { queuePaused: boolean; w
     return { reason: 'retrying', message: `retrying at ${at(task.nextRunAt)} (attempt ${task.attempt + 1} of ${task.maxRetries + 1})${paused}`, until: task.nextRunAt };
   }
   if (context.queuePaused) return { reason: 'paused', message: `the queue ${task.queue} is paused`, until: null };
+  const held = context.held ?? null;
+  if (held?.limit === 'rate' && held.rate !== null) {
+    const until = held.until === null ? '' : ` until ${at(held.until)}`;
+    return { reason: 'rate-limited', message: `the queue ${task.queue} is rate-limited${until} (at most ${held.rate.limit} starts per ${held.rate.intervalMs} ms)`, until: held.until };
+  }
+  if (held?.limit === 'concurrency' && held.concurrency !== null) {
+    return { reason: 'concurrency-full', message: `the queue ${task.queue} runs as many tasks as its concurrency allows (${held.concurrency})`, until: null };
+  }
   const serving = context.workers.filter((w) => w.queues.includes(task.queue));
   if (serving.length === 0) return { reason: 'no-worker-for-queue', message: `no live worker serves the queue ${task.queue}`, until: null };
   const able = serving.filter((w) => w.types === undefined || handlesType(w.types, task.type));

@@ -192,4 +192,19 @@ describe.each(STORES)('why a task waits, on %s', (_name, open) => {
     expect(await client.whyWaiting('w-2')).toMatchObject({ reason: 'scheduled' });
     await expect(client.whyWaiting('nope')).rejects.toMatchObject({ code: 'TL_TASK_NOT_FOUND' });
   });
+
+  it('names a limit of the queue that holds the task back: its concurrency, or its rate and until when', async () => {
+    const { backend } = api.store;
+    await backend.heartbeat({ id: 'wk-1', host: 'h', pid: 1, queues: ['mail'], concurrency: 5, running: [], startedAt: Date.now(), version: 'x', types: ['*'] }, 30_000);
+    await backend.setQueueLimits('mail', { concurrency: 1 });
+    await backend.enqueue([newTask('email:send', {}, { id: 'l-1', queue: 'mail' }), newTask('email:send', {}, { id: 'l-2', queue: 'mail' })]);
+    expect(await waiting('l-2')).toBeNull();
+    await backend.claim('wk-1', [{ queue: 'mail', count: 5 }], 30_000);
+    expect(await waiting('l-2')).toEqual({ reason: 'concurrency-full', message: 'the queue mail runs as many tasks as its concurrency allows (1)', until: null });
+    await backend.setQueueLimits('mail', { concurrency: null, rate: { limit: 1, intervalMs: 60_000 } });
+    await backend.enqueue([newTask('email:send', {}, { id: 'l-3', queue: 'mail' })]);
+    // l-2 starts, the rate's one start in the minute: l-3 waits for the window.
+    await backend.claim('wk-1', [{ queue: 'mail', count: 5 }], 30_000);
+    expect(await waiting('l-3')).toMatchObject({ reason: 'rate-limited', message: expect.stringMatching(/^the queue mail is rate-limited until \S+Z \(at most 1 starts per 60000 ms\)$/), until: expect.stringMatching(/Z$/) });
+  });
 });

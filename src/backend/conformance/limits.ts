@@ -190,6 +190,22 @@ export function limitsConformance(openStore: OpenStore): void {
       expect(next.limited).toBe('rate');
     });
 
+    it('shows in the queue which limit holds its tasks back now, and a waiting task says so', async () => {
+      const { backend } = store;
+      await backend.setQueueLimits('default', { rate: { limit: 2, intervalMs: 60_000 } });
+      await backend.setQueueLimits('busy', { concurrency: 1 });
+      await enqueueBatch(backend, 3);
+      await enqueueBatch(backend, 2, 'busy');
+      expect((await backend.getQueue('default'))!.held).toBeNull();
+      const first = await claimCount(backend, 3);
+      expect((await backend.getQueue('default'))!.held).toEqual({ limit: 'rate', until: first.now + 60_000 });
+      expect((await backend.getQueue('busy'))!.held).toBeNull();
+      await claimCount(backend, 2, 'busy');
+      expect((await backend.getQueue('busy'))!.held).toEqual({ limit: 'concurrency', until: null });
+      const later = await store.later(61_000);
+      expect((await later.getQueue('default'))!.held).toBeNull();
+    });
+
     it('binds its own queue only, and is lifted with null', async () => {
       const { backend } = store;
       await backend.setQueueLimits('slow', { rate: { limit: 1, intervalMs: 60_000 } });

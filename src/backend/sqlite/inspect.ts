@@ -1,6 +1,6 @@
 /** Inspecting: queues, tasks and counters, read in one (deferred, read-only) transaction each. */
 import type { TaskRecord, TaskState } from '../../core/task.js';
-import type { DailyStat, MinuteStat, QueueInfo, TaskPage } from '../contract.js';
+import type { DailyStat, MinuteStat, QueueInfo, QueueLimits, TaskPage } from '../contract.js';
 import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
 import { countWithin, dayString, emptyCounts, MAX_STAT_DAYS, MAX_STAT_MINUTES } from '../shared.js';
 import type { StatementCache } from './database.js';
@@ -39,7 +39,22 @@ function queueInfo(sql: StatementCache, row: QueueRow, now: number): QueueInfo {
     | undefined;
   const latency = oldest?.enqueued_at == null ? 0 : Math.max(0, now - oldest.enqueued_at);
   const keep = { completed: row.keep_completed, dead: row.keep_dead, cancelled: row.keep_cancelled };
-  return { name: row.name, paused: row.paused === 1, keep, limits: decodeLimits(row), counts, processed: row.processed, failed: row.failed, latency };
+  const limits = decodeLimits(row);
+  return { name: row.name, paused: row.paused === 1, keep, limits, held: heldBy(sql, row.name, limits, now), counts, processed: row.processed, failed: row.failed, latency };
+}
+
+/** The limit that holds the queue's waiting tasks back now (QueueInfo.held), as the claim judges it (claim.ts). */
+function heldBy(sql: StatementCache, queue: string, limits: QueueLimits, now: number): QueueInfo['held'] {
+  if (limits.rate !== null) {
+    const window = sql.get('SELECT COALESCE(SUM(n), 0) AS n, MIN(at) AS oldest FROM queue_starts WHERE queue = ? AND at > ?').get(queue, now - limits.rate.intervalMs) as
+      { n: number; oldest: number | null };
+    if (window.n >= limits.rate.limit && window.oldest !== null) return { limit: 'rate', until: window.oldest + limits.rate.intervalMs };
+  }
+  if (limits.concurrency !== null) {
+    const { n } = sql.get("SELECT COUNT(*) AS n FROM tasks WHERE queue = ? AND state = 'running' AND sort_key > ?").get(queue, now) as { n: number };
+    if (n >= limits.concurrency) return { limit: 'concurrency', until: null };
+  }
+  return null;
 }
 
 /** Finished tasks are listed newest first; the others in the order they will move on. */

@@ -2,7 +2,8 @@
 -- Returns { queued, scheduled, running, retrying, completed, dead, cancelled, paused,
 --           processed, failed, oldest enqueued at (-1: none), now, keep completed, keep dead,
 --           keep cancelled (-1: no bound), rate ('<limit> <interval ms>' or ''), concurrency,
---           group concurrency, max length (-1: none) }.
+--           group concurrency, max length (-1: none), the limit that holds tasks back now
+--           ('' none, 'rate', 'concurrency') and, for a rate, when it allows the next start }.
 local oldest = -1
 local oldest_id = redis.call('LINDEX', K_QUEUED, -1)
 if oldest_id then
@@ -14,6 +15,16 @@ if oldest_id then
 end
 local totals = redis.call('HMGET', K_STATS, 'processed', 'failed')
 local keep = keep_bounds()
+-- A read: the window's old starts are not removed here, only not counted.
+local held, held_until = '', -1
+if keep.rate_limit then
+  local from = '(' .. string.format('%d', NOW - keep.rate_ms)
+  if redis.call('ZCOUNT', K_STARTS, from, '+inf') >= keep.rate_limit then
+    local oldest = redis.call('ZRANGEBYSCORE', K_STARTS, from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    held, held_until = 'rate', tonumber(oldest[2]) + keep.rate_ms
+  end
+end
+if held == '' and keep.concurrency and redis.call('ZCOUNT', K_RUNNING, '(' .. NOW_S, '+inf') >= keep.concurrency then held = 'concurrency' end
 return {
   redis.call('LLEN', K_QUEUED), redis.call('ZCARD', K_SCHEDULED), redis.call('ZCARD', K_RUNNING),
   redis.call('ZCARD', K_RETRYING), redis.call('ZCARD', K_COMPLETED), redis.call('ZCARD', K_DEAD),
@@ -21,4 +32,5 @@ return {
   tonumber(totals[1] or 0), tonumber(totals[2] or 0), oldest, NOW,
   keep.completed or -1, keep.dead or -1, keep.cancelled or -1,
   keep.rate_limit and (keep.rate_limit .. ' ' .. keep.rate_ms) or '', keep.concurrency or -1, keep.group_concurrency or -1, keep.max_length or -1,
+  held, held_until,
 }
