@@ -257,6 +257,8 @@ export interface QueueInfo {
   processed: number;
   /** Attempts failed, since the queue was created. */
   failed: number;
+  /** Enqueued tasks its maxLength refused, since the queue was created. */
+  refused: number;
   /** Age in ms of the oldest queued task (0 when none). */
   latency: number;
 }

@@ -1,7 +1,7 @@
 /**
  * Alert webhooks, sent by the task center — never by a worker, so a slow webhook
  * never holds up a task: a task going dead, a schedule missing or failing N fires in a row, a
- * queue's backlog over a threshold. Each alert is POSTed to every webhook (generic JSON, or
+ * queue's backlog over a threshold, a queue refusing enqueues (its maxLength). Each alert is POSTed to every webhook (generic JSON, or
  * Slack-compatible `{text}`), with a timeout and retries; at most `maxPending` deliveries wait,
  * further alerts are dropped (and logged) rather than piling up.
  */
@@ -26,6 +26,10 @@ export interface AlertOptions {
   backlogThreshold?: number | null;
   /** ms between backlog checks. Default 60 000. */
   backlogCheckMs?: number;
+  /** Alert when a queue's maxLength refuses enqueues (once, and again after a check without refusals). Default true. */
+  onQueueFull?: boolean;
+  /** ms between checks for refusals. Default 15 000. */
+  queueFullCheckMs?: number;
   /** ms one delivery may take. Default 5 000. */
   timeoutMs?: number;
   /** Attempts per delivery. Default 3. */
@@ -35,7 +39,7 @@ export interface AlertOptions {
 }
 
 export interface Alert {
-  kind: 'task_dead' | 'schedule_missing' | 'schedule_failing' | 'queue_backlog';
+  kind: 'task_dead' | 'schedule_missing' | 'schedule_failing' | 'queue_backlog' | 'queue_full';
   summary: string;
   details: Record<string, unknown>;
   at: string;
@@ -45,7 +49,10 @@ interface Log {
   warn(obj: object, message: string): void;
 }
 
-/** Alert settings from the environment: TASKLINE_ALERT_WEBHOOKS (comma-separated URLs; `slack:` prefix for Slack), TASKLINE_ALERT_BACKLOG, TASKLINE_ALERT_SCHEDULE_FAILURES, TASKLINE_ALERT_DEAD (0 to turn off). */
+/**
+ * Alert settings from the environment: TASKLINE_ALERT_WEBHOOKS (comma-separated URLs; `slack:` prefix for Slack), TASKLINE_ALERT_BACKLOG,
+ * TASKLINE_ALERT_SCHEDULE_FAILURES, TASKLINE_ALERT_DEAD and TASKLINE_ALERT_QUEUE_FULL (0 to turn either off).
+ */
 export function alertOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): AlertOptions | null {
   const list = env.TASKLINE_ALERT_WEBHOOKS?.trim();
   if (!list) return null;
@@ -67,6 +74,7 @@ export function alertOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Alert
   return {
     webhooks,
     onDead: env.TASKLINE_ALERT_DEAD?.trim() !== '0',
+    onQueueFull: env.TASKLINE_ALERT_QUEUE_FULL?.trim() !== '0',
     scheduleFailures: number('TASKLINE_ALERT_SCHEDULE_FAILURES'),
     backlogThreshold: number('TASKLINE_ALERT_BACKLOG') ?? null,
   };
@@ -78,6 +86,9 @@ export class AlertManager {
   private readonly options: Required<Omit<AlertOptions, 'backlogThreshold'>> & { backlogThreshold: number | null };
   private readonly streaks = new Map<string, { missed: number; failed: number }>();
   private readonly overBacklog = new Set<string>();
+  /** Per queue, its refused total at the last check (QueueInfo.refused), and whether an alert is out for its refusals. */
+  private readonly refusals = new Map<string, { seen: number; alerted: boolean }>();
+  private fullTimer: NodeJS.Timeout | null = null;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
   private timer: NodeJS.Timeout | null = null;
@@ -94,6 +105,8 @@ export class AlertManager {
       scheduleFailures: options.scheduleFailures ?? 3,
       backlogThreshold: options.backlogThreshold ?? null,
       backlogCheckMs: options.backlogCheckMs ?? 60_000,
+      onQueueFull: options.onQueueFull ?? true,
+      queueFullCheckMs: options.queueFullCheckMs ?? 15_000,
       timeoutMs: options.timeoutMs ?? 5_000,
       attempts: options.attempts ?? 3,
       maxPending: options.maxPending ?? 100,
@@ -107,13 +120,20 @@ export class AlertManager {
       this.timer = setInterval(() => void this.checkBacklog(), this.options.backlogCheckMs);
       this.timer.unref();
     }
+    if (this.options.onQueueFull) {
+      void this.checkRefusals();
+      this.fullTimer = setInterval(() => void this.checkRefusals(), this.options.queueFullCheckMs);
+      this.fullTimer.unref();
+    }
   }
 
   async stop(): Promise<void> {
     this.unsubscribe?.();
     this.deps.scheduler?.off('fire', this.onFire);
     if (this.timer) clearInterval(this.timer);
+    if (this.fullTimer) clearInterval(this.fullTimer);
     this.timer = null;
+    this.fullTimer = null;
     this.stopping.abort();
     await Promise.all([...this.inFlight]);
   }
@@ -170,6 +190,34 @@ export class AlertManager {
       }
     } catch (error) {
       this.deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'alerts: backlog check failed');
+    }
+  }
+
+  /**
+   * Alerts when a queue's maxLength refused enqueues since the last check (the store counts them
+   * for every producer), once, and again only after a check that found none. The first check
+   * learns the totals: refusals from before the task center started are not alerted.
+   */
+  async checkRefusals(): Promise<void> {
+    try {
+      for (const queue of await this.deps.backend.listQueues()) {
+        const last = this.refusals.get(queue.name);
+        this.refusals.set(queue.name, { seen: queue.refused, alerted: last?.alerted ?? false });
+        if (last === undefined) continue;
+        const refused = queue.refused - last.seen;
+        if (refused > 0 && !last.alerted) {
+          this.refusals.set(queue.name, { seen: queue.refused, alerted: true });
+          const limit = queue.limits.maxLength;
+          this.send({
+            kind: 'queue_full',
+            summary: `queue ${queue.name} is full: its maxLength (${limit ?? 'now removed'}) refused ${refused} enqueued task(s); ${queue.counts.queued} queued`,
+            details: { queue: queue.name, refused, max_length: limit, queued: queue.counts.queued },
+            at: new Date().toISOString(),
+          });
+        } else if (refused <= 0) this.refusals.set(queue.name, { seen: queue.refused, alerted: false });
+      }
+    } catch (error) {
+      this.deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'alerts: queue-full check failed');
     }
   }
 

@@ -8,10 +8,14 @@
  *   dead, from the store's events), scheduler_schedule_fires_total{schedule,outcome} and
  *   scheduler_schedule_fire_lag_seconds (fires of this instance's scheduler).
  *   scheduler_workflows_total{state} (workflow transitions, from the store's events).
+ *   Queue controls, read from the store at scrape time: scheduler_queue_running{queue_name}
+ *   (running tasks), scheduler_queue_held_tasks{queue_name,limit} (queued tasks a limit holds
+ *   back now: rate or concurrency), scheduler_queue_refused_total{queue_name} (enqueued tasks
+ *   its maxLength refused, counted by the store for every producer).
  * Each process uses its own Registry (no global state), so tests can run several in one process.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { Backend } from '../backend/contract.js';
+import type { Backend, QueueInfo } from '../backend/contract.js';
 import type { FireEvent, Scheduler } from '../scheduler/scheduler.js';
 import type { EventHub } from './events.js';
 import { WORKFLOW_STATES } from '../backend/contract.js';
@@ -26,20 +30,53 @@ export interface TaskCenterMetrics {
 
 /** The task center's gauges (read from the store at scrape time) and counters. */
 export function instrumentTaskCenter(registry: Registry, backend: Backend, hub: EventHub): TaskCenterMetrics {
+  // The queues, read once per scrape for the gauges below: they collect together, and share the
+  // one read in flight.
+  let listing: Promise<QueueInfo[]> | null = null;
+  const queues = (): Promise<QueueInfo[]> => {
+    listing ??= backend.listQueues().finally(() => setImmediate(() => (listing = null)));
+    return listing;
+  };
+  /** A gauge's (or counter's) values per queue, set afresh from the listing at every scrape. */
+  const collectQueues = <M extends Gauge<string> | Counter<string>>(apply: (metric: M, queue: QueueInfo) => void) =>
+    async function collect(this: M): Promise<void> {
+      try {
+        const list = await queues();
+        this.reset();
+        for (const queue of list) apply(this, queue);
+      } catch {
+        // the store is unreachable: /readyz says so; the scrape keeps the last values
+      }
+    };
   new Gauge({
     name: 'scheduler_queue_depth',
     help: 'Queued tasks per queue (read from the store at scrape time)',
     labelNames: ['queue_name'],
     registers: [registry],
-    async collect() {
-      try {
-        const queues = await backend.listQueues();
-        this.reset();
-        for (const q of queues) this.set({ queue_name: q.name }, q.counts.queued);
-      } catch {
-        // the store is unreachable: /readyz says so; the scrape keeps the last values
-      }
-    },
+    collect: collectQueues<Gauge<string>>((gauge, q) => gauge.set({ queue_name: q.name }, q.counts.queued)),
+  });
+  new Gauge({
+    name: 'scheduler_queue_running',
+    help: 'Running tasks per queue (read from the store at scrape time)',
+    labelNames: ['queue_name'],
+    registers: [registry],
+    collect: collectQueues<Gauge<string>>((gauge, q) => gauge.set({ queue_name: q.name }, q.counts.running)),
+  });
+  new Gauge({
+    name: 'scheduler_queue_held_tasks',
+    help: 'Queued tasks that a limit of their queue holds back now, by the limit (rate or concurrency; read from the store at scrape time)',
+    labelNames: ['queue_name', 'limit'],
+    registers: [registry],
+    collect: collectQueues<Gauge<string>>((gauge, q) => {
+      for (const limit of ['rate', 'concurrency']) gauge.set({ queue_name: q.name, limit }, q.held?.limit === limit ? q.counts.queued : 0);
+    }),
+  });
+  new Counter({
+    name: 'scheduler_queue_refused_total',
+    help: 'Enqueued tasks refused by the queue\'s maxLength, by every producer (counted by the store, read at scrape time)',
+    labelNames: ['queue_name'],
+    registers: [registry],
+    collect: collectQueues<Counter<string>>((counter, q) => counter.inc({ queue_name: q.name }, q.refused)),
   });
   new Gauge({
     name: 'scheduler_workers',

@@ -68,11 +68,36 @@ describe('alert webhooks', () => {
     expect(received[0].body).toMatchObject({ kind: 'queue_backlog', details: { queue: 'busy', depth: 3, threshold: 2 } });
   });
 
+  it('alerts once when a queue\'s maxLength refuses enqueues, and again after a check without refusals', async () => {
+    const alerts = new AlertManager({ webhooks: [{ url: `${base}/f`, format: 'json' }], onDead: false }, { backend: api.store.backend, hub: api.hub, scheduler: null, log });
+    await api.store.backend.setQueueLimits('small', { maxLength: 1 });
+    const enqueue = () => api.app.inject({ method: 'POST', url: '/api/v1/tasks', payload: { type: 't', queue: 'small' } });
+    expect((await enqueue()).statusCode).toBe(201);
+    expect((await enqueue()).statusCode).toBe(429);
+    // The first check learns the totals: a refusal from before is not alerted.
+    await alerts.checkRefusals();
+    expect((await enqueue()).statusCode).toBe(429);
+    expect((await enqueue()).statusCode).toBe(429);
+    await alerts.checkRefusals();
+    expect((await enqueue()).statusCode).toBe(429);
+    await alerts.checkRefusals();
+    await until(() => received.length >= 1);
+    expect(received).toHaveLength(1);
+    expect(received[0].body).toMatchObject({ kind: 'queue_full', details: { queue: 'small', refused: 2, max_length: 1, queued: 1 } });
+    await alerts.checkRefusals();
+    expect((await enqueue()).statusCode).toBe(429);
+    await alerts.checkRefusals();
+    await until(() => received.length >= 2);
+    await alerts.stop();
+    expect(received).toHaveLength(2);
+  });
+
   it('reads its settings from the environment', () => {
     expect(alertOptionsFromEnv({})).toBeNull();
     expect(alertOptionsFromEnv({ TASKLINE_ALERT_WEBHOOKS: 'https://a.example/h, slack:https://hooks.slack.com/x', TASKLINE_ALERT_BACKLOG: '1000' })).toEqual({
       webhooks: [{ url: 'https://a.example/h', format: 'json' }, { url: 'https://hooks.slack.com/x', format: 'slack' }],
       onDead: true,
+      onQueueFull: true,
       scheduleFailures: undefined,
       backlogThreshold: 1000,
     });

@@ -147,6 +147,19 @@ describe.each(STORES)('queues, schedules, workers, stats, health on %s', (_name,
     expect(metrics.body).toContain('scheduler_queue_depth{queue_name="deep"} 1');
     expect(metrics.body).toContain('scheduler_workers 0');
     expect(metrics.body).toContain('scheduler_tasks_dead_total 0');
+    // Queue controls: running, tasks a limit holds back, refusals of a maxLength.
+    expect(metrics.body).toContain('scheduler_queue_running{queue_name="deep"} 0');
+    expect(metrics.body).toContain('scheduler_queue_refused_total{queue_name="deep"} 0');
+    await api.store.backend.setQueueLimits('deep', { concurrency: 1, maxLength: 2 });
+    await api.store.backend.claim('w', [{ queue: 'deep', count: 1 }], 30_000);
+    await post('/api/v1/tasks', { type: 't', queue: 'deep' });
+    await post('/api/v1/tasks', { type: 't', queue: 'deep' });
+    expect((await post('/api/v1/tasks', { type: 't', queue: 'deep' })).statusCode).toBe(429);
+    const limited = (await get('/metrics')).body;
+    expect(limited).toContain('scheduler_queue_running{queue_name="deep"} 1');
+    expect(limited).toContain('scheduler_queue_held_tasks{queue_name="deep",limit="concurrency"} 2');
+    expect(limited).toContain('scheduler_queue_held_tasks{queue_name="deep",limit="rate"} 0');
+    expect(limited).toContain('scheduler_queue_refused_total{queue_name="deep"} 1');
     const doc = (await get('/openapi.json')).json<{ openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { anyOf?: unknown[] } }> } }>> }>();
     expect(doc.openapi).toMatch(/^3\./);
     for (const path of ['/api/v1/tasks', '/api/v1/tasks/{id}', '/api/v1/tasks/{id}/cancel', '/api/v1/queues/{queue}/tasks', '/api/v1/schedules/{id}/fires', '/api/v1/schedules/preview', '/api/v1/events', '/readyz']) {

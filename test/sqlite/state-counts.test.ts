@@ -98,7 +98,7 @@ describe('state counts on SQLite', () => {
     db.prepare('DROP TABLE state_counts').run();
     // The migrations after 0008 run again too: their tables and columns go with it.
     for (const table of ['workflow_edges', 'workflow_nodes', 'workflows', 'queue_starts']) db.prepare(`DROP TABLE ${table}`).run();
-    for (const column of ['rate_limit', 'rate_interval_ms', 'concurrency', 'group_concurrency', 'max_length']) db.prepare(`ALTER TABLE queues DROP COLUMN ${column}`).run();
+    for (const column of ['rate_limit', 'rate_interval_ms', 'concurrency', 'group_concurrency', 'max_length', 'refused']) db.prepare(`ALTER TABLE queues DROP COLUMN ${column}`).run();
     db.close();
     const reopened = await store.reopen();
     expect((await reopened.getQueue('m'))?.counts).toMatchObject({ queued: 1, scheduled: 1 });

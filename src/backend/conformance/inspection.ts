@@ -36,7 +36,7 @@ export function inspectionConformance(openStore: OpenStore): void {
       await createInStates(backend, 'default', [...ALL_STATES, 'queued', 'completed']);
       await enqueueOne(backend, 't', {}, { queue: 'elsewhere' });
       const expected = {
-        name: 'default', paused: false, keep: { completed: null, dead: null, cancelled: null }, limits: noLimits(), held: null,
+        name: 'default', paused: false, keep: { completed: null, dead: null, cancelled: null }, limits: noLimits(), held: null, refused: 0,
         counts: { scheduled: 1, queued: 2, running: 1, retrying: 1, completed: 2, dead: 1, cancelled: 1 },
         processed: 4, failed: 2, latency: expect.any(Number),
       };

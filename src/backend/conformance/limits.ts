@@ -82,6 +82,8 @@ export function limitsConformance(openStore: OpenStore): void {
       const outcomes = await enqueueBatch(backend, 3);
       expect(outcomes.map((o) => (o.ok ? 'ok' : o.reason))).toEqual(['queue-full', 'queue-full', 'queue-full']);
       expect((await backend.getQueue('default'))!.counts.queued).toBe(3);
+      // The queue counts what it refused (the task center's metric and alert read it).
+      expect((await backend.getQueue('default'))!.refused).toBe(3);
       expect((await enqueueBatch(backend, 2)).every((o) => o.ok)).toBe(true);
       expect((await backend.getQueue('default'))!.counts.queued).toBe(5);
     });

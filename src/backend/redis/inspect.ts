@@ -49,7 +49,7 @@ export async function getQueue(c: RedisConnection, queue: string): Promise<Queue
     name: queue, paused: r[7] === 1, keep: { completed: bound(r[12]), dead: bound(r[13]), cancelled: bound(r[14]) },
     limits: { rate: reply[15] === '' ? null : { limit, intervalMs }, concurrency: bound(r[16]), groupConcurrency: bound(r[17]), maxLength: bound(r[18]) },
     held: reply[19] === 'rate' || reply[19] === 'concurrency' ? { limit: reply[19], until: reply[19] === 'rate' ? r[20] : null } : null,
-    counts, processed: r[8], failed: r[9], latency: r[10] < 0 ? 0 : Math.max(0, r[11] - r[10]),
+    counts, processed: r[8], failed: r[9], refused: r[21], latency: r[10] < 0 ? 0 : Math.max(0, r[11] - r[10]),
   };
 }
 

@@ -13,7 +13,7 @@
  * - completed, dead, cancelled  zset  id -> end of retention
  * - paused    string, present while the queue is paused
  * - marker    zset   one member; a blocked worker wakes when it is added
- * - stats     hash   processed/failed totals and per-day/per-minute counters
+ * - stats     hash   processed/failed/refused totals (refused: enqueues its maxLength refused) and per-day/per-minute counters
  * - result, attempts, logs  hash  id -> result JSON, attempt records array, log lines array
  * - seq       string counter for lease tokens
  * - cancel    set    ids of running tasks an operator asked to cancel

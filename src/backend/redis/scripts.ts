@@ -25,7 +25,7 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
  * checks the lists against the Lua sources.
  */
 export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> = {
-  enqueue: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'marker', 'keep'],
+  enqueue: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'marker', 'keep', 'stats'],
   claim: ['meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'paused', 'marker', 'seq', 'keep', 'starts'],
   ack: ['meta', 'payload', 'queued', 'retrying', 'running', 'completed', 'dead', 'cancelled', 'marker', 'stats', 'attempts', 'result', 'logs', 'cancel', 'keep'],
   'ack-claim': [

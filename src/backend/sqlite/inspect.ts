@@ -7,11 +7,12 @@ import type { StatementCache } from './database.js';
 import { decodeRecord, TASK_COLUMNS, TASK_FROM, type TaskRow } from './rows.js';
 import { decodeLimits, LIMIT_COLUMNS, type LimitColumns } from './transition.js';
 
-const QUEUE_COLUMNS = `SELECT name, paused, processed, failed, keep_completed, keep_dead, keep_cancelled, ${LIMIT_COLUMNS} FROM queues`;
+const QUEUE_COLUMNS = `SELECT name, paused, processed, failed, refused, keep_completed, keep_dead, keep_cancelled, ${LIMIT_COLUMNS} FROM queues`;
 
 interface QueueRow extends LimitColumns {
   name: string;
   paused: number;
+  refused: number;
   keep_completed: number | null;
   keep_dead: number | null;
   keep_cancelled: number | null;
@@ -40,7 +41,7 @@ function queueInfo(sql: StatementCache, row: QueueRow, now: number): QueueInfo {
   const latency = oldest?.enqueued_at == null ? 0 : Math.max(0, now - oldest.enqueued_at);
   const keep = { completed: row.keep_completed, dead: row.keep_dead, cancelled: row.keep_cancelled };
   const limits = decodeLimits(row);
-  return { name: row.name, paused: row.paused === 1, keep, limits, held: heldBy(sql, row.name, limits, now), counts, processed: row.processed, failed: row.failed, latency };
+  return { name: row.name, paused: row.paused === 1, keep, limits, held: heldBy(sql, row.name, limits, now), counts, processed: row.processed, failed: row.failed, refused: row.refused, latency };
 }
 
 /** The limit that holds the queue's waiting tasks back now (QueueInfo.held), as the claim judges it (claim.ts). */

@@ -55,7 +55,12 @@ if max_length then
       for i = first, last do
         if not taken[i] then new = new + 1 end
       end
-      if waiting + new > max_length then refusal = 'f:' .. max_length .. ':' .. waiting else waiting = waiting + new end
+      if waiting + new > max_length then
+        refusal = 'f:' .. max_length .. ':' .. waiting
+        redis.call('HINCRBY', K_STATS, 'refused', size)
+      else
+        waiting = waiting + new
+      end
     end
     if refusal then
       for i = first, last do out[i] = refusal end

@@ -3,7 +3,8 @@
 --           processed, failed, oldest enqueued at (-1: none), now, keep completed, keep dead,
 --           keep cancelled (-1: no bound), rate ('<limit> <interval ms>' or ''), concurrency,
 --           group concurrency, max length (-1: none), the limit that holds tasks back now
---           ('' none, 'rate', 'concurrency') and, for a rate, when it allows the next start }.
+--           ('' none, 'rate', 'concurrency') and, for a rate, when it allows the next start, and
+--           the enqueued tasks its maxLength refused }.
 local oldest = -1
 local oldest_id = redis.call('LINDEX', K_QUEUED, -1)
 if oldest_id then
@@ -13,7 +14,7 @@ if oldest_id then
   local e = ok and type(m) == 'table' and tonumber(m.e)
   if e and e >= 0 and e < 1e15 then oldest = math.floor(e) end
 end
-local totals = redis.call('HMGET', K_STATS, 'processed', 'failed')
+local totals = redis.call('HMGET', K_STATS, 'processed', 'failed', 'refused')
 local keep = keep_bounds()
 -- A read: the window's old starts are not removed here, only not counted.
 local held, held_until = '', -1
@@ -32,5 +33,5 @@ return {
   tonumber(totals[1] or 0), tonumber(totals[2] or 0), oldest, NOW,
   keep.completed or -1, keep.dead or -1, keep.cancelled or -1,
   keep.rate_limit and (keep.rate_limit .. ' ' .. keep.rate_ms) or '', keep.concurrency or -1, keep.group_concurrency or -1, keep.max_length or -1,
-  held, held_until,
+  held, held_until, tonumber(totals[3] or 0),
 }
