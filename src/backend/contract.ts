@@ -323,8 +323,12 @@ export interface Backend extends ScheduleStore, LockStore, WorkflowStore {
   ackAndClaim(acks: Ack[], workerId: string, requests: ClaimRequest[], leaseMs: number): Promise<AckAndClaimResult>;
   /** Extends the leases of all the caller's running tasks in one call. */
   renewLeases(leases: LeaseRef[], leaseMs: number): Promise<RenewResult>;
-  /** Waits until one of the queues may have work, or the timeout passes, or the signal aborts. */
-  waitForWork(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Waits until one of the queues may have work, or the timeout passes, or the signal aborts.
+   * `exact`: the timeout is a moment work falls due (a rate limit's next start, a task's time),
+   * so the wait ends then and not later (a blocked Redis command times out up to ~100 ms late).
+   */
+  waitForWork(queues: string[], timeoutMs: number, signal: AbortSignal, exact?: boolean): Promise<void>;
   /** Moves due scheduled and retrying tasks to queued. Returns how many moved. */
   forwardDue(queue: string, limit: number): Promise<number>;
   /** Fails the attempts of tasks whose lease expired (`lease expired (worker lost)`), then retry or dead. */

@@ -36,6 +36,8 @@ export interface TaskMeta {
   attempt: number;
   maxRetries: number;
   createdAt: number;
+  /** When this attempt started, by the store's clock (epoch ms): the time its queue's rate limit counts. */
+  startedAt: number;
   headers: Record<string, string>;
   links: TaskLinks;
 }
@@ -194,7 +196,7 @@ export class AttemptContext implements TaskContext {
       const { task } = this.#execution;
       this.#task = {
         id: task.id, type: task.type, queue: task.queue, attempt: task.attempt, maxRetries: task.maxRetries,
-        createdAt: task.createdAt, headers: task.headers, links: task.links,
+        createdAt: task.createdAt, startedAt: task.startedAt, headers: task.headers, links: task.links,
       };
     }
     return this.#task;

@@ -214,7 +214,7 @@ export class Processor implements Component, ContextHost {
     const onStop = () => wake.abort();
     this.stopClaiming.signal.addEventListener('abort', onStop, { once: true });
     try {
-      if (!this.stopping) await this.options.backend.waitForWork(this.options.picker.names, wait, wake.signal);
+      if (!this.stopping) await this.options.backend.waitForWork(this.options.picker.names, wait, wake.signal, wait < this.options.idleWaitMs);
     } finally {
       this.stopClaiming.signal.removeEventListener('abort', onStop);
       this.wakeIdle = null;

@@ -249,7 +249,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private reportAttempt(execution: Execution, outcome: AttemptOutcome, stale: boolean): void {
     const { task } = execution;
     const meta: TaskMeta = {
-      id: task.id, type: task.type, queue: task.queue, attempt: task.attempt, maxRetries: task.maxRetries, createdAt: task.createdAt,
+      id: task.id, type: task.type, queue: task.queue, attempt: task.attempt, maxRetries: task.maxRetries, createdAt: task.createdAt, startedAt: task.startedAt,
       headers: task.headers, links: task.links,
     };
     if (stale) {

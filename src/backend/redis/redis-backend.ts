@@ -97,8 +97,8 @@ export class RedisBackend implements SchedulingBackend {
     return reportProgress(this.c, lease, update);
   }
 
-  waitForWork(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<void> {
-    return this.waiter.waitForWork(queues, timeoutMs, signal);
+  waitForWork(queues: string[], timeoutMs: number, signal: AbortSignal, exact = false): Promise<void> {
+    return this.waiter.waitForWork(queues, timeoutMs, signal, exact);
   }
 
   forwardDue(queue: string, limit: number): Promise<number> {

@@ -1,16 +1,39 @@
 /** Waiting for work: BZPOPMIN on the queues' markers, on a connection of its own. */
 import type { Redis } from 'ioredis';
+import { sleep } from '../../core/sleep.js';
 import type { RedisConnection } from './connection.js';
+
+/** How late Redis may time a blocked command out: it checks about every 100 ms (hz 10). */
+const REDIS_TIMEOUT_SLACK_MS = 100;
 
 export class WorkWaiter {
   private blocking: Redis | null = null;
 
   constructor(private readonly c: RedisConnection) {}
 
-  /** Returns when a marker is added (lua: wake_workers), after `timeoutMs`, or on abort. */
-  async waitForWork(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<void> {
+  /**
+   * Returns when a marker is added (lua: wake_workers), after `timeoutMs`, or on abort. Redis
+   * checks a blocked command's timeout about every 100 ms (its `hz`): an `exact` wait (for a known
+   * moment: a rate limit's next start, a task falling due) asks it to time out that much early and
+   * sleeps the rest here, so it ends on time, not up to 100 ms late.
+   */
+  async waitForWork(queues: string[], timeoutMs: number, signal: AbortSignal, exact = false): Promise<void> {
     // After close: no new connection that nothing would close.
     if (signal.aborted || queues.length === 0 || this.c.isClosed) return;
+    if (!exact) {
+      await this.block(queues, timeoutMs, signal);
+      return;
+    }
+    const deadline = Date.now() + timeoutMs;
+    if (timeoutMs > REDIS_TIMEOUT_SLACK_MS + 10) {
+      if (await this.block(queues, timeoutMs - REDIS_TIMEOUT_SLACK_MS, signal)) return;
+    }
+    const left = deadline - Date.now();
+    if (left > 0) await sleep(left, signal);
+  }
+
+  /** BZPOPMIN on the queues' markers for `timeoutMs`: true when a marker woke it (or Redis is away). */
+  private async block(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<boolean> {
     this.blocking ??= this.c.open('blocking');
     const blocking = this.blocking;
     const markers = queues.map((q) => this.c.keys.queueKey(q, 'marker'));
@@ -18,9 +41,13 @@ export class WorkWaiter {
     let onAbort: (() => void) | undefined;
     let guard: NodeJS.Timeout | undefined;
     let popped = false;
+    let woken = true;
     try {
       await Promise.race([
-        blocking.bzpopmin(...markers, seconds).finally(() => (popped = true)),
+        blocking.bzpopmin(...markers, seconds).then(
+          (reply) => (woken = reply !== null),
+          () => undefined,
+        ).finally(() => (popped = true)),
         new Promise<void>((resolve) => {
           onAbort = resolve;
           signal.addEventListener('abort', onAbort, { once: true });
@@ -28,8 +55,6 @@ export class WorkWaiter {
           guard = setTimeout(resolve, timeoutMs + 1000);
         }),
       ]);
-    } catch {
-      // Redis away: the caller's loop retries after its own pause.
     } finally {
       if (onAbort) signal.removeEventListener('abort', onAbort);
       clearTimeout(guard);
@@ -40,6 +65,8 @@ export class WorkWaiter {
         blocking.disconnect();
       }
     }
+    // Redis away (an error): the caller's loop retries after its own pause, not after a sleep here.
+    return woken || signal.aborted;
   }
 
   /** Drops the connection (QUIT would wait out its BZPOPMIN). */
