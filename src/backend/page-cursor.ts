@@ -42,6 +42,8 @@ export function decodeCursor<T extends CursorPosition>(
   queue: string,
   state: string,
   valid: (position: unknown[]) => position is unknown[] & T,
+  /** The listing in the refusal's words; default: the tasks of the queue in the state. */
+  listing = `the tasks of queue ${JSON.stringify(queue)} in state ${state}`,
 ): T | null {
   if (cursor === undefined) return null;
   if (typeof cursor === 'string' && cursor.length <= MAX_CURSOR_LENGTH) {
@@ -59,9 +61,13 @@ export function decodeCursor<T extends CursorPosition>(
   }
   throw new TasklineError(
     'TL_INVALID_ARGUMENT',
-    `invalid cursor ${quote(cursor)}: cursor must be a value returned as next_cursor (nextCursor) by a previous page of the tasks of queue ` +
-      `${JSON.stringify(queue)} in state ${state}; leave it out for the first page`,
+    `invalid cursor ${quote(cursor)}: cursor must be a value returned as next_cursor (nextCursor) by a previous page of ${listing}; leave it out for the first page`,
   );
+}
+
+/** The workflow list of one state or of all, in a cursor's refusal. */
+export function workflowListing(state: string | null): string {
+  return state === null ? 'the workflow list (all states)' : `the workflow list in state ${state}`;
 }
 
 /** Ties a cursor to its listing: a cursor of another queue or state, or an edited one, fails the check. */

@@ -387,3 +387,4 @@ function refusalError(outcome: Extract<EnqueueOutcome, { ok: false }>): Taskline
       );
   }
 }
+

@@ -31,8 +31,14 @@ export interface WorkflowOptions {
   retention?: number;
 }
 
-/** Node options a workflow sets itself, refused on a node. */
-const WORKFLOW_OWNED = ['id', 'uniqueFor', 'uniqueKey', 'links'] as const;
+/** Enqueue options a node (or onFinish) cannot take, and why: `option X is refused: why`. */
+const NOT_FOR_NODES: Record<'id' | 'links' | 'uniqueFor' | 'uniqueKey', (onFinish: boolean) => string> = {
+  id: (onFinish) => `the workflow gives ${onFinish ? 'its onFinish task' : 'each node'} its task id`,
+  links: (onFinish) => `the workflow sets the links of ${onFinish ? 'its onFinish task' : 'each node'}`,
+  uniqueFor: (onFinish) => `${onFinish ? "a workflow's onFinish task" : 'a workflow node'} cannot be unique (uniqueness is for single tasks)`,
+  uniqueKey: (onFinish) => `${onFinish ? "a workflow's onFinish task" : 'a workflow node'} cannot be unique (uniqueness is for single tasks)`,
+};
+const NOT_FOR_NODES_LIST = Object.entries(NOT_FOR_NODES);
 
 /**
  * A node's task as its handler will see it, checked like an enqueue, and the id made for it;
@@ -40,10 +46,8 @@ const WORKFLOW_OWNED = ['id', 'uniqueFor', 'uniqueKey', 'links'] as const;
  */
 function nodeTask(node: Pick<WorkflowNodeSpec, 'id' | 'type' | 'payload' | 'options' | 'definition'>, context: NormalizeContext, where?: string): { taskId: string; task: WorkflowTaskSpec } {
   try {
-    for (const key of WORKFLOW_OWNED) {
-      if ((node.options as Record<string, unknown>)[key] !== undefined) {
-        throw new TasklineError('TL_INVALID_WORKFLOW', `option ${key} is the workflow's to set, not a node's`);
-      }
+    for (const [key, why] of NOT_FOR_NODES_LIST) {
+      if ((node.options as Record<string, unknown>)[key] !== undefined) throw new TasklineError('TL_INVALID_WORKFLOW', `option ${key} is refused: ${why(where !== undefined)}`);
     }
     const payload = node.definition ? validatePayload(node.definition, node.payload) : node.payload;
     const options = node.definition ? { ...node.definition.defaults, ...node.options } : node.options;

@@ -45,9 +45,20 @@ export const imageResize = defineTask('image:resize', {
   }),
 });
 
-/** The last node of the example workflow: sums up what its parents produced (ctx.parents). */
+/**
+ * The last node of the example workflow: sums up what its parents produced (ctx.parents). As a
+ * workflow's onFinish it is given the outcome (WorkflowFinish), which it records instead.
+ */
 export const workflowSummary = defineTask('workflow:summary', {
-  schema: z.object({ title: z.string().min(1).max(200).optional() }),
+  schema: z.object({
+    title: z.string().min(1).max(200).optional(),
+    // The WorkflowFinish an onFinish run gets; a node leaves them out.
+    workflowId: z.string().optional(),
+    state: z.enum(['completed', 'failed', 'cancelled']).optional(),
+    completed: z.array(z.string()).optional(),
+    failed: z.array(z.string()).optional(),
+    cancelled: z.array(z.string()).optional(),
+  }),
 });
 
 export const EXAMPLE_TASKS = [sendReport, cleanExpiredSessions, syncExternalData, emailDeliver, reportGenerate, imageResize, workflowSummary];

@@ -139,6 +139,23 @@ export function storeOutage(error: unknown, store: string): TasklineError | null
 
 // ── Fastify's own errors ──────────────────────────────────────────────────────
 
+/** The body limit of the route a request reached (its own or the server's), or null when it reached none. */
+function routeBodyLimit(request: FastifyRequest): number | null {
+  try {
+    const limit = request.routeOptions.bodyLimit;
+    return typeof limit === 'number' && limit > 0 ? limit : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `POST /api/v1/workflows`: the route's method and path as declared. */
+function routeName(request: FastifyRequest): string {
+  const { method, url } = request.routeOptions;
+  const shown = typeof url === 'string' ? url : shownPath(request.url);
+  return `${typeof method === 'string' ? method : clip(request.method, 20)} ${shown}`;
+}
+
 /** Fastify's own request errors (URL, parsing, limits) as Taskline codes. */
 function fromFastify(error: FastifyError, request: FastifyRequest | null, context: HttpErrorContext): TasklineError | null {
   const status = error.statusCode ?? 0;
@@ -150,7 +167,11 @@ function fromFastify(error: FastifyError, request: FastifyRequest | null, contex
     return new TasklineError('TL_URI_TOO_LONG', `a segment of the URL path is longer than ${context.maxParamLength} characters, the longest this server takes`);
   }
   if (status === 413 || error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return new TasklineError('TL_PAYLOAD_TOO_LARGE', `the request body is larger than ${context.bodyLimit} bytes, the limit of this server`);
+    const routeLimit = request ? routeBodyLimit(request) : null;
+    // A route with its own limit (POST /api/v1/workflows) is named: the server's is not its.
+    const limit = routeLimit ?? context.bodyLimit;
+    const whose = routeLimit !== null && routeLimit !== context.bodyLimit ? `the limit of ${routeName(request as FastifyRequest)}` : 'the limit of this server';
+    return new TasklineError('TL_PAYLOAD_TOO_LARGE', `the request body is larger than ${limit} bytes, ${whose}`);
   }
   if (status === 415 || error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     const sent = request?.headers['content-type'];

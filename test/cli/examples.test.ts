@@ -5,14 +5,15 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '../../src/client/client.js';
 import type { Backend } from '../../src/backend/contract.js';
 import type { TaskRecord } from '../../src/core/task.js';
 import { Worker } from '../../src/worker/worker.js';
 import { EXAMPLE_QUEUES, registerExamples } from '../../src/examples/handlers.js';
-import { cleanExpiredSessions, emailDeliver, imageResize, reportGenerate, sendReport, syncExternalData } from '../../src/examples/definitions.js';
+import { cleanExpiredSessions, emailDeliver, imageResize, reportGenerate, sendReport, syncExternalData, workflowSummary } from '../../src/examples/definitions.js';
+import { task, workflow } from '../../src/core/workflow.js';
 import { openAppDatabase } from '../../src/examples/app-db.js';
 import type { ExampleOptions } from '../../src/examples/options.js';
 import { parseRetryAfter } from '../../src/examples/sync-external-data.js';
@@ -309,6 +310,28 @@ describe.each(BACKEND_KINDS)('example handlers on %s', (kind) => {
 
     const escape = await client.enqueue(imageResize, { input: '../../etc/passwd', width: 1, height: 1 });
     expect((await waitForState(backend, escape.id, ['dead'])).lastError).toMatch(/outside the examples' data directory/);
+  });
+
+  it('workflow:summary as a runOnFailure node and as onFinish writes two reports, neither over the other', async () => {
+    await startWorker();
+    const { id } = await client.enqueueWorkflow(
+      workflow({
+        nodes: {
+          resize: task(imageResize, { input: '../outside.ppm', width: 1, height: 1 }),
+          summary: task(workflowSummary, { title: 'After a failure' }, { dependsOn: ['resize'], runOnFailure: true }),
+        },
+      }),
+      { id: 'wf-reports', onFinish: task(workflowSummary) },
+    );
+    const finishPath = join(store.dir, 'reports', `${id}-finish.json`);
+    await expect.poll(() => existsSync(finishPath), { timeout: 10_000 }).toBe(true);
+    const summary = JSON.parse(readFileSync(join(store.dir, 'reports', `${id}-summary.json`), 'utf8'));
+    expect(summary).toMatchObject({ title: 'After a failure', workflowId: id, parents: [{ node: 'resize', state: 'dead' }] });
+    const finish = JSON.parse(readFileSync(finishPath, 'utf8'));
+    expect(finish).toMatchObject({ title: 'Workflow summary', workflowId: id, state: 'failed', completed: ['summary'], failed: ['resize'], cancelled: [] });
+    const wf = (await client.getWorkflow(id))!;
+    expect(wf.nodes.find((n) => n.id === 'summary')!.result).toEqual({ path: join(store.dir, 'reports', `${id}-summary.json`), parents: ['resize: dead'] });
+    expect(await client.waitFor(wf.onFinishTaskId!, { timeout: 10_000 })).toEqual({ path: finishPath, state: 'failed' });
   });
 });
 

@@ -71,6 +71,39 @@ describe.each(BACKEND_KINDS)('taskline workflow on %s', (kind) => {
     }
   });
 
+  it('task run on a dead node\'s task is refused, pointing at taskline workflow retry', async () => {
+    const backend = await store.open();
+    const { Worker, PermanentError } = await import('../../src/index.js');
+    const worker = new Worker(backend, { idleWait: 200 });
+    worker.handle('fail', async () => {
+      throw new PermanentError('nope');
+    });
+    void worker.start();
+    try {
+      const file = join(store.dir, 'dead.json');
+      writeFileSync(file, JSON.stringify({ id: 'wf-dead', nodes: [{ id: 'bad', type: 'fail' }] }));
+      expect((await cli('workflow', 'run', '--file', file, '--wait')).code).toBe(1);
+    } finally {
+      await worker.stop({ timeout: 1000 });
+    }
+    const taskId = parseJson(await cli('--json', 'workflow', 'get', 'wf-dead')).nodes[0].taskId;
+    const run = await cli('task', 'run', taskId);
+    expect(run.code).toBe(1);
+    expect(oneLine(run.stderr)).toBe(
+      `taskline: cannot run task ${taskId}: it runs node "bad" of workflow wf-dead; run the workflow's failed nodes again with: taskline workflow retry wf-dead (TL_INVALID_STATE)`,
+    );
+    expect((await cli('workflow', 'retry', 'wf-dead')).code).toBe(0);
+  });
+
+  it('ls --cursor that no page printed: exit 2 with one line speaking of the workflow list', async () => {
+    const cursor = await cli('workflow', 'ls', '--cursor', 'xyz');
+    expect(cursor.code).toBe(2);
+    expect(oneLine(cursor.stderr)).toBe(
+      'taskline: workflow ls: invalid --cursor "xyz": give the cursor a previous page of the workflow list printed ("more: --cursor …", or nextCursor with --json), ' +
+        'with the same --state; leave --cursor out for the first page (see taskline workflow ls --help)',
+    );
+  });
+
   it('bad input: exit 2 with one line naming the node or field; nothing stored', async () => {
     expect((await cli('workflow', 'run')).code).toBe(2);
     expect((await cli('workflow', 'run', '--file', join(store.dir, 'missing.json'))).code).toBe(2);

@@ -63,6 +63,18 @@ describe('every door answers in the error shape (real socket)', () => {
       expect(expectError(response, 413, 'TL_PAYLOAD_TOO_LARGE')).toBe(`the request body is larger than ${1024 * 1024 + 64 * 1024} bytes, the limit of this server`);
     });
 
+    it("a body over a route's own limit → 413 naming that route's limit, not the server's", async () => {
+      const headers = { 'content-type': 'application/json', 'content-length': String(21 * 1024 * 1024) };
+      const workflows = await rawExchange(port, requestText('POST', '/api/v1/workflows', { headers }));
+      expect(expectError(workflows, 413, 'TL_PAYLOAD_TOO_LARGE')).toBe(`the request body is larger than ${20 * 1024 * 1024} bytes, the limit of POST /api/v1/workflows`);
+      // Over the server's limit but under the route's: read, and refused for what it holds (a node's payload over 1 MiB).
+      const body = JSON.stringify({ nodes: [{ id: 'a', type: 'x', payload: 'p'.repeat(2 * 1024 * 1024) }] });
+      const read = await rawExchange(port, requestText('POST', '/api/v1/workflows', { headers: { 'content-type': 'application/json' }, body }));
+      expect(expectError(read, 422, 'TL_INVALID_WORKFLOW')).toMatch(/^node "a": payload is/);
+      const other = await rawExchange(port, requestText('POST', '/api/v1/tasks/t', { headers }));
+      expect(expectError(other, 413, 'TL_PAYLOAD_TOO_LARGE')).toBe(`the request body is larger than ${1024 * 1024 + 64 * 1024} bytes, the limit of this server`);
+    });
+
     it('a body that is not JSON → 400 saying to send application/json', async () => {
       const message = expectError(await send('POST', '/api/v1/tasks', { headers: { 'content-type': 'text/plain' }, body: 'type=t' }), 400, 'TL_INVALID_REQUEST');
       expect(message).toBe('unsupported content type "text/plain": send the body as JSON with Content-Type: application/json');

@@ -89,6 +89,24 @@ describe.each(STORES)('workflow routes on %s', (_name, open) => {
     expect((await call('GET', '/api/v1/workflows?cursor=junk', undefined, READ)).statusCode).toBe(400);
   });
 
+  it('a cursor that no page of the workflow list returned → 400 speaking of the workflow list', async () => {
+    const junk = await call('GET', '/api/v1/workflows?cursor=xyz', undefined, READ);
+    expect(junk.statusCode).toBe(400);
+    expect(junk.json().error).toEqual({
+      code: 'TL_INVALID_ARGUMENT',
+      message: 'invalid cursor "xyz": cursor must be a value returned as next_cursor (nextCursor) by a previous page of the workflow list (all states); leave it out for the first page',
+    });
+    // A real cursor of one state's list is not one of another's.
+    for (const id of ['wf-c1', 'wf-c2']) await call('POST', '/api/v1/workflows', { id, nodes: [{ id: 'a', type: 'never-run' }] });
+    const page = (await call('GET', '/api/v1/workflows?state=running&limit=1', undefined, READ)).json();
+    expect(page.next_cursor).toEqual(expect.any(String));
+    expect((await call('GET', `/api/v1/workflows?state=running&limit=1&cursor=${encodeURIComponent(page.next_cursor)}`, undefined, READ)).statusCode).toBe(200);
+    const other = await call('GET', `/api/v1/workflows?state=failed&cursor=${encodeURIComponent(page.next_cursor)}`, undefined, READ);
+    expect(other.statusCode).toBe(400);
+    expect(other.json().error.message).toContain('by a previous page of the workflow list in state failed;');
+    expect(other.json().error.message).not.toMatch(/queue|tasks/);
+  });
+
   it('describes the routes in the OpenAPI document', async () => {
     const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     for (const path of ['/api/v1/workflows', '/api/v1/workflows/{id}', '/api/v1/workflows/{id}/cancel', '/api/v1/workflows/{id}/retry']) expect(doc.paths[path]).toBeDefined();

@@ -2,7 +2,7 @@
  * Reading workflows on Redis: one with its nodes (lua/workflow-read.lua, so its nodes' states
  * are of one moment), a page of them (the sorted sets by creation), a node's parents' results.
  */
-import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
+import { decodeCursor, encodeCursor, pageLimit, workflowListing } from '../page-cursor.js';
 import { validateWorkflowState } from '../shared.js';
 import type { WorkflowInputs, WorkflowNodeRecord, WorkflowNodeState, WorkflowPage, WorkflowRecord, WorkflowState } from '../workflow-contract.js';
 import { decodeInputs } from './codec.js';
@@ -55,7 +55,7 @@ export async function listWorkflows(c: RedisConnection, options: { state?: Workf
   const state = options.state === undefined ? null : validateWorkflowState(options.state);
   const limit = pageLimit(options.limit);
   const scope = state ?? 'all';
-  const after = decodeCursor(options.cursor, LISTING, scope, (p): p is [number, string] => p.length === 2 && Number.isSafeInteger(p[0]) && typeof p[1] === 'string');
+  const after = decodeCursor(options.cursor, LISTING, scope, (p): p is [number, string] => p.length === 2 && Number.isSafeInteger(p[0]) && typeof p[1] === 'string', workflowListing(state));
   const key = state === null ? c.keys.workflows : c.keys.workflowsIn(state);
   const rows = await newestFirst(c, key, after, limit + 1);
   const page = rows.slice(0, limit);

@@ -1,6 +1,6 @@
 /** Reading workflows on SQLite: one with its nodes, a page of them, a node's parents' results. */
 import type { StatementCache } from './database.js';
-import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
+import { decodeCursor, encodeCursor, pageLimit, workflowListing } from '../page-cursor.js';
 import { type WorkflowInputs, type WorkflowNodeRecord, type WorkflowNodeState, type WorkflowPage, type WorkflowRecord, type WorkflowState } from '../workflow-contract.js';
 import { validateWorkflowState } from '../shared.js';
 
@@ -77,7 +77,7 @@ export function listWorkflows(sql: StatementCache, options: { state?: WorkflowSt
   const state = options.state === undefined ? null : validateWorkflowState(options.state);
   const limit = pageLimit(options.limit);
   const scope = state ?? 'all';
-  const after = decodeCursor(options.cursor, LISTING, scope, (p): p is [number, string] => p.length === 2 && typeof p[0] === 'number' && typeof p[1] === 'string');
+  const after = decodeCursor(options.cursor, LISTING, scope, (p): p is [number, string] => p.length === 2 && typeof p[0] === 'number' && typeof p[1] === 'string', workflowListing(state));
   const where = [state === null ? null : 'state = ?', after === null ? null : '(created_at < ? OR (created_at = ? AND id < ?))'].filter((w) => w !== null);
   const params = [...(state === null ? [] : [state]), ...(after === null ? [] : [after[0], after[0], after[1]])];
   const rows = sql.get(

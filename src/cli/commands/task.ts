@@ -1,7 +1,7 @@
 /** `taskline task get|ls|search|run|archive|delete|cancel` (search: task-search.ts) */
 import { Option, type Command } from 'commander';
 import type { Backend, BulkState, TaskPage } from '../../backend/contract.js';
-import { TasklineError } from '../../core/errors.js';
+import { isTasklineError, TasklineError } from '../../core/errors.js';
 import { validateQueueName, validateTaskId } from '../../core/options.js';
 import { TASK_STATES, type TaskRecord, type TaskState } from '../../core/task.js';
 import { ACCEPTED_STATES, acceptedStatesText } from '../../core/transitions.js';
@@ -170,9 +170,31 @@ function checkTarget(name: Operation, id: string | undefined, options: BulkOptio
 }
 
 async function single(backend: Backend, name: Operation, id: string): Promise<void> {
-  if (name === 'run') await backend.runTask(id);
-  else if (name === 'archive') await backend.archiveTask(id);
-  else await backend.deleteTask(id);
+  if (name === 'run') {
+    await backend.runTask(id).catch(async (error: unknown) => {
+      throw (await workflowNodeRunError(backend, id, error)) ?? error;
+    });
+  } else if (name === 'archive') {
+    await backend.archiveTask(id);
+  } else {
+    await backend.deleteTask(id);
+  }
+}
+
+/**
+ * A finished workflow node's task refused by `run`, with the command that runs it again (the
+ * store's message names the library call and the HTTP route); null for any other error.
+ */
+async function workflowNodeRunError(backend: Backend, id: string, error: unknown): Promise<TasklineError | null> {
+  if (!isTasklineError(error, 'TL_INVALID_STATE') || !/\bnode of a workflow\b/.test(error.message)) return null;
+  const links = (await backend.getTask(id).catch(() => null))?.links;
+  if (links?.workflowId === undefined) return null;
+  const node = links.workflowNode === undefined ? '' : `node ${JSON.stringify(links.workflowNode)} of `;
+  return new TasklineError(
+    'TL_INVALID_STATE',
+    `cannot run task ${id}: it runs ${node}workflow ${links.workflowId}; run the workflow's failed nodes again with: taskline workflow retry ${links.workflowId}`,
+    { cause: error },
+  );
 }
 
 async function bulk(backend: Backend, name: Operation, queue: string, state: BulkState): Promise<number> {

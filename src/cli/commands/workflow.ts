@@ -12,6 +12,7 @@ import { duration, positiveInt, readStdin } from '../args.js';
 import type { CliContext } from '../context.js';
 import { CommandFailed, UsageError } from '../errors.js';
 import { clip, formatTime } from '../output.js';
+import { quote } from '../../core/validate.js';
 import { withContext } from '../run.js';
 
 interface RunOptions {
@@ -123,7 +124,15 @@ export function registerWorkflowCommands(program: Command): void {
     .action(async (options: { state?: WorkflowState; limit: number; cursor?: string }, command: Command) => {
       await withContext(command, (ctx) =>
         withClient(ctx, async (client) => {
-          const page = await client.listWorkflows({ state: options.state, limit: options.limit, cursor: options.cursor });
+          const page = await client.listWorkflows({ state: options.state, limit: options.limit, cursor: options.cursor }).catch((error: unknown) => {
+            if (options.cursor !== undefined && isTasklineError(error, 'TL_INVALID_ARGUMENT') && error.message.startsWith('invalid cursor ')) {
+              throw new UsageError(
+                `workflow ls: invalid --cursor ${quote(options.cursor)}: give the cursor a previous page of the workflow list printed ("more: --cursor …", or nextCursor with --json), ` +
+                  'with the same --state; leave --cursor out for the first page',
+              );
+            }
+            throw error;
+          });
           ctx.out.data({ workflows: page.workflows.map(({ nodes: _nodes, ...rest }) => rest), nextCursor: page.nextCursor });
           if (page.workflows.length === 0) {
             ctx.out.line(`no workflows${options.state ? ` ${options.state}` : ''}`);
