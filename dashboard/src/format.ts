@@ -1,4 +1,5 @@
 /** How times, durations and numbers read on screen. */
+import type { QueueLimits } from './types';
 
 const numberFormat = new Intl.NumberFormat('en');
 export const n = (value: number | null | undefined): string => (value === null || value === undefined ? '–' : numberFormat.format(value));
@@ -47,4 +48,23 @@ export function json(value: unknown): string {
   } catch {
     return '(a value that is not JSON)';
   }
+}
+
+/** A rate's interval, short: "1s", "500ms", "5min", "2h". */
+export function interval(ms: number): string {
+  for (const [unit, size] of [['h', 3_600_000], ['min', 60_000], ['s', 1000]] as const) {
+    if (ms >= size && ms % size === 0) return `${n(ms / size)}${unit}`;
+  }
+  return `${n(ms)}ms`;
+}
+
+/** A queue's limits in a few words: "50/1s · 5 running · 2 per group · max 100,000"; "—" for none. */
+export function limitsText(limits: QueueLimits | null | undefined): string {
+  if (!limits) return '—';
+  const parts: string[] = [];
+  if (limits.rate) parts.push(`${n(limits.rate.limit)}/${interval(limits.rate.interval_ms)}`);
+  if (limits.concurrency !== null) parts.push(`${n(limits.concurrency)} running`);
+  if (limits.group_concurrency !== null) parts.push(`${n(limits.group_concurrency)} per group`);
+  if (limits.max_length !== null) parts.push(`max ${n(limits.max_length)}`);
+  return parts.length === 0 ? '—' : parts.join(' · ');
 }

@@ -44,10 +44,23 @@ export interface Keep {
   cancelled: number | null;
 }
 
+/** The queue's controls, held by the store; null: no such limit. */
+export interface QueueLimits {
+  /** At most `limit` tasks start in any `interval_ms`, across all workers. */
+  rate: { limit: number; interval_ms: number } | null;
+  /** At most this many running at once. */
+  concurrency: number | null;
+  /** At most this many running at once per enqueue group. */
+  group_concurrency: number | null;
+  /** At most this many waiting (queued, scheduled, retrying): an enqueue past it is refused (429). */
+  max_length: number | null;
+}
+
 export interface Queue {
   name: string;
   paused: boolean;
   keep: Keep;
+  limits: QueueLimits;
   counts: Partial<Record<TaskState, number>>;
   size: number;
   processed: number;

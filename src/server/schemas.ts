@@ -116,7 +116,10 @@ export const QueueKeepBody = z.object({ completed: keepBound.optional(), dead: k
 const limitCount = (max: number, what: string) =>
   z.union([z.number().int().min(1).max(max), z.null(), z.literal('none')]).describe(`${what}: a whole number from 1 to ${max}, or null or "none" for no limit`);
 const RateBody = z
-  .object({ limit: z.number().int().min(1).max(MAX_RATE_LIMIT), intervalMs: z.number().int().min(1).max(MAX_RATE_INTERVAL_MS) })
+  .object({
+    limit: z.number().int().min(1).max(MAX_RATE_LIMIT).describe(`a whole number of starts from 1 to ${MAX_RATE_LIMIT}`),
+    intervalMs: z.number().int().min(1).max(MAX_RATE_INTERVAL_MS).describe(`a whole number of milliseconds from 1 to ${MAX_RATE_INTERVAL_MS}`),
+  })
   .strict()
   .describe(`at most limit (1 to ${MAX_RATE_LIMIT}) starts in any intervalMs (1 to ${MAX_RATE_INTERVAL_MS}), across all workers`);
 /** The limits to change (a limit left out keeps its value), as the library's setQueueLimits takes them. */

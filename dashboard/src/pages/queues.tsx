@@ -1,11 +1,12 @@
-/** Queues: the table of every queue, and one queue's tasks by state with its operations. */
+/** Queues: the table of every queue, and one queue's tasks by state with its operations and limits. */
 import { useState } from 'react';
 import { accepts, type OperatorAction } from '../../../src/core/transitions';
 import { QUEUES_REFRESH_MS, enc, post, request, useApi } from '../api';
 import { ActionButton, Empty, ErrorBox, Loading, Pager, Section, useCanAct } from '../components/common';
+import { QueueLimitsSection } from '../components/queue-limits';
 import { QueueTable } from '../components/queue-table';
 import { TaskTable } from '../components/task-table';
-import { n } from '../format';
+import { limitsText, n } from '../format';
 import { Link, setParams, useLocation } from '../router';
 import { TASK_STATES, type Keep, type Queue, type TaskList, type TaskState } from '../types';
 
@@ -26,6 +27,7 @@ export function QueuesPage() {
             more={[
               ['processed', (q) => n(q.processed), true],
               ['failed', (q) => n(q.failed), true],
+              ['limits', (q) => limitsText(q.limits)],
               ['pause', (q) => <PauseButton queue={q} />],
             ]}
           />
@@ -71,6 +73,7 @@ export function QueuePage({ queue }: { queue: string }) {
           <KeepEditor queue={queue} keep={q.keep} />
         </div>
       ) : null}
+      {q ? <QueueLimitsSection key={queue} queue={queue} limits={q.limits} /> : null}
       <nav className="tabs" aria-label="task states">
         {TASK_STATES.map((s) => (
           <Link key={s} to={`/queues/${enc(queue)}?state=${s}`} aria-current={s === state ? 'page' : undefined}>
