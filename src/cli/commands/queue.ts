@@ -1,7 +1,7 @@
 /** `taskline queue ls|pause|resume|keep|limit` */
 import type { Command } from 'commander';
 import {
-  KEPT_STATES, LIMIT_NAMES, MAX_CONCURRENCY_LIMIT, MAX_KEEP, MAX_QUEUE_LENGTH, type KeptState, type QueueKeep, type QueueLimits, type QueueLimitsUpdate,
+  KEPT_STATES, LIMIT_NAMES, MAX_CONCURRENCY_LIMIT, MAX_KEEP, MAX_QUEUE_LENGTH, type Backend, type KeptState, type QueueInfo, type QueueLimits, type QueueLimitsUpdate,
 } from '../../backend/contract.js';
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
@@ -73,13 +73,7 @@ export function registerQueueCommands(program: Command): void {
         const backend = await ctx.backend();
         const given = KEPT_STATES.filter((state) => options[state] !== undefined);
         const change = Object.fromEntries(given.map((state) => [state, options[state] === 'none' ? null : options[state]]));
-        let keep: QueueKeep;
-        if (Object.keys(change).length > 0) keep = await backend.setQueueKeep(name, change);
-        else {
-          const info = await backend.getQueue(name);
-          if (!info) throw new TasklineError('TL_NOT_FOUND', `no queue ${JSON.stringify(name)} (a queue appears when its first task is enqueued, or when its bounds are set)`);
-          keep = info.keep;
-        }
+        const keep = Object.keys(change).length > 0 ? await backend.setQueueKeep(name, change) : (await shownQueue(backend, name, 'its bounds')).keep;
         ctx.out.data({ queue: name, keep });
         ctx.out.line(`queue ${name} keeps ${KEPT_STATES.map((state) => `${state}: ${keep[state] === null ? 'no bound' : `at most ${keep[state]}`}`).join(', ')}`);
       });
@@ -101,17 +95,18 @@ export function registerQueueCommands(program: Command): void {
       await withContext(command, async (ctx) => {
         const backend = await ctx.backend();
         const change = Object.fromEntries(LIMIT_NAMES.filter((limit) => options[limit] !== undefined).map((limit) => [limit, options[limit]]));
-        let limits: QueueLimits;
-        if (Object.keys(change).length > 0) limits = await backend.setQueueLimits(name, change);
-        else {
-          const info = await backend.getQueue(name);
-          if (!info) throw new TasklineError('TL_NOT_FOUND', `no queue ${JSON.stringify(name)} (a queue appears when its first task is enqueued, or when its limits are set)`);
-          limits = info.limits;
-        }
+        const limits = Object.keys(change).length > 0 ? await backend.setQueueLimits(name, change) : (await shownQueue(backend, name, 'its limits')).limits;
         ctx.out.data({ queue: name, limits });
         ctx.out.line(`queue ${name}: ${describeLimits(limits)}`);
       });
     });
+}
+
+/** A queue to show (nothing is changed): TL_NOT_FOUND when the store has none of that name. */
+async function shownQueue(backend: Backend, name: string, set: string): Promise<QueueInfo> {
+  const info = await backend.getQueue(name);
+  if (!info) throw new TasklineError('TL_NOT_FOUND', `no queue ${JSON.stringify(name)} (a queue appears when its first task is enqueued, or when ${set} are set)`);
+  return info;
 }
 
 /** The limits in words, for a line of output. */
