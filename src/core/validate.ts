@@ -27,8 +27,12 @@ export function quote(value: unknown): string {
   let text: string;
   if (typeof value === 'string') {
     const head = value.length > QUOTE_LIMIT ? value.slice(0, QUOTE_LIMIT) : value;
-    text = JSON.stringify(head) + (head.length < value.length ? `… (${value.length} characters)` : '');
-    return text;
+    text = JSON.stringify(head);
+    // Escapes (a lone surrogate is six characters) may make the quote longer than the text:
+    // it is cut again, at an escape's start rather than inside one.
+    if (head.length === value.length && text.length <= QUOTE_LIMIT + 2) return text;
+    if (text.length > QUOTE_LIMIT + 2) text = `${text.slice(0, QUOTE_LIMIT + 1).replace(/\\(u[0-9a-fA-F]{0,3})?$/, '')}"`;
+    return `${text}… (${value.length} characters)`;
   }
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : value.toISOString();
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
