@@ -63,7 +63,8 @@ try {
   const client = new Client(backend);
   if (chains) {
     await countChains(child.pid, dir, backend, client);
-    process.exitCode = 0;
+    await client.close();
+    await backend.close();
   } else {
   if (keepCompleted !== null) await backend.setQueueKeep('bench', { completed: keepCompleted });
   await fillBenchQueue(client, count);
