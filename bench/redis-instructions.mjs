@@ -61,34 +61,10 @@ try {
   }
   const backend = await connect(url, { prefix: 'tl' });
   const client = new Client(backend);
-  if (chains) {
-    await countChains(child.pid, dir, backend, client);
-    await client.close();
-    await backend.close();
-  } else {
-  if (keepCompleted !== null) await backend.setQueueKeep('bench', { completed: keepCompleted });
-  await fillBenchQueue(client, count);
-  const claimLane = async () => (await backend.claim('w', [{ queue: 'bench', count: BATCH }], 30_000))[0].tasks;
-  const lanes = [await claimLane(), await claimLane()];
-  // The redis-server process under valgrind (its pid is valgrind's: valgrind runs it in place).
-  execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' });
-  let done = 0;
-  for (let lane = 0; done + 3 * BATCH <= count; lane = 1 - lane) {
-    const acks = completeAcks(lanes[lane], 'w');
-    const reply = await backend.ackAndClaim(acks, 'w', [{ queue: 'bench', count: BATCH }], 30_000);
-    done += acks.length;
-    lanes[lane] = reply.claims[0].tasks;
-  }
-  execFileSync('callgrind_control', ['--dump', String(child.pid)], { stdio: 'ignore' });
+  if (chains) await countChains(child.pid, dir, backend, client);
+  else await countTasks(child.pid, dir, backend, client);
   await client.close();
   await backend.close();
-  // The dump after zeroing is the second part file (callgrind.out.1).
-  const part = readdirSync(dir).find((f) => f.endsWith('.1'));
-  const summary = /^summary: (\d+)/m.exec(readFileSync(join(dir, part), 'utf8'));
-  if (!summary) throw new Error('no callgrind summary found');
-  const setting = keepCompleted === null ? '' : `, the queue keeps ${keepCompleted} completed`;
-  console.log(`${Math.round(Number(summary[1]) / done).toLocaleString('en-US')} Redis instructions per processed task (${done} tasks, ack + claim of ${BATCH} per call, two lanes${setting})`);
-  }
 } finally {
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -96,6 +72,30 @@ try {
     await exited;
   }
   if (process.env.KEEP_CALLGRIND) console.log(`callgrind files kept in ${dir}`); else rmSync(dir, { recursive: true, force: true });
+}
+
+/** Plain no-op tasks: `count` enqueued, then acked and claimed 25 at a time by two lanes. */
+async function countTasks(pid, dir, backend, client) {
+  if (keepCompleted !== null) await backend.setQueueKeep('bench', { completed: keepCompleted });
+  await fillBenchQueue(client, count);
+  const claimLane = async () => (await backend.claim('w', [{ queue: 'bench', count: BATCH }], 30_000))[0].tasks;
+  const lanes = [await claimLane(), await claimLane()];
+  // The redis-server process under valgrind (its pid is valgrind's: valgrind runs it in place).
+  execFileSync('callgrind_control', ['--zero', String(pid)], { stdio: 'ignore' });
+  let done = 0;
+  for (let lane = 0; done + 3 * BATCH <= count; lane = 1 - lane) {
+    const acks = completeAcks(lanes[lane], 'w');
+    const reply = await backend.ackAndClaim(acks, 'w', [{ queue: 'bench', count: BATCH }], 30_000);
+    done += acks.length;
+    lanes[lane] = reply.claims[0].tasks;
+  }
+  execFileSync('callgrind_control', ['--dump', String(pid)], { stdio: 'ignore' });
+  // The dump after zeroing is the second part file (callgrind.out.1).
+  const part = readdirSync(dir).find((f) => f.endsWith('.1'));
+  const summary = /^summary: (\d+)/m.exec(readFileSync(join(dir, part), 'utf8'));
+  if (!summary) throw new Error('no callgrind summary found');
+  const setting = keepCompleted === null ? '' : `, the queue keeps ${keepCompleted} completed`;
+  console.log(`${Math.round(Number(summary[1]) / done).toLocaleString('en-US')} Redis instructions per processed task (${done} tasks, ack + claim of ${BATCH} per call, two lanes${setting})`);
 }
 
 /** Instructions counted by callgrind between `--zero` and `--dump` around `work` (dump number `n`). */
