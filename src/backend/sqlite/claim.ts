@@ -21,6 +21,11 @@ export interface ClaimOutcome {
   signals: Map<string, number>;
 }
 
+/** The queue's running tasks whose lease is live at a time: its concurrency counts these. */
+export const LIVE_LEASES = "SELECT COUNT(*) AS n FROM tasks WHERE queue = ? AND state = 'running' AND sort_key > ?";
+/** The starts after a time (a rate's window) and the oldest of them. */
+export const STARTS_IN_WINDOW = 'SELECT COALESCE(SUM(n), 0) AS n, MIN(at) AS oldest FROM queue_starts WHERE queue = ? AND at > ?';
+
 /** How many tasks a claim may take under the queue's limits, and which limit binds (the tighter). */
 interface Allowance {
   count: number;
@@ -77,7 +82,7 @@ export function claimTasks(t: Transition, workerId: string, requests: ClaimReque
 function allowance(t: Transition, queue: string, limits: QueueLimits, count: number): Allowance {
   let allowed: Allowance = { count, limit: null, until: null };
   if (limits.concurrency !== null) {
-    const { n } = t.get<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE queue = ? AND state = 'running' AND sort_key > ?", queue, t.now)!;
+    const { n } = t.get<{ n: number }>(LIVE_LEASES, queue, t.now)!;
     const free = Math.max(0, limits.concurrency - n);
     if (free < allowed.count) allowed = { count: free, limit: 'concurrency', until: null };
   }
@@ -85,7 +90,7 @@ function allowance(t: Transition, queue: string, limits: QueueLimits, count: num
     const windowStart = t.now - limits.rate.intervalMs;
     t.run('DELETE FROM queue_starts WHERE queue = ? AND at <= ?', queue, windowStart);
     const { n, oldest } = t.get<{ n: number; oldest: number | null }>(
-      'SELECT COALESCE(SUM(n), 0) AS n, MIN(at) AS oldest FROM queue_starts WHERE queue = ?', queue,
+      STARTS_IN_WINDOW, queue, windowStart,
     )!;
     const budget = Math.max(0, limits.rate.limit - n);
     // The oldest start in the window is this claim's own when there was none before.

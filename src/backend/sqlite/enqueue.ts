@@ -27,7 +27,6 @@ function enqueueBatch(t: Transition, batch: NewTask[]): EnqueueOutcome[] {
   if (full.size === 0) return enqueueTasks(t, batch);
   const stored = enqueueTasks(t, batch.filter((task) => !full.has(task.queue)));
   for (const queue of full.keys()) {
-    t.queue(queue);
     t.run('UPDATE queues SET refused = refused + ? WHERE name = ?', batch.filter((task) => task.queue === queue).length, queue);
   }
   let next = 0;

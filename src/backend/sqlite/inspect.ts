@@ -5,6 +5,7 @@ import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
 import { countWithin, dayString, emptyCounts, MAX_STAT_DAYS, MAX_STAT_MINUTES } from '../shared.js';
 import type { StatementCache } from './database.js';
 import { decodeRecord, TASK_COLUMNS, TASK_FROM, type TaskRow } from './rows.js';
+import { LIVE_LEASES, STARTS_IN_WINDOW } from './claim.js';
 import { decodeLimits, LIMIT_COLUMNS, type LimitColumns } from './transition.js';
 
 const QUEUE_COLUMNS = `SELECT name, paused, processed, failed, refused, keep_completed, keep_dead, keep_cancelled, ${LIMIT_COLUMNS} FROM queues`;
@@ -47,12 +48,12 @@ function queueInfo(sql: StatementCache, row: QueueRow, now: number): QueueInfo {
 /** The limit that holds the queue's waiting tasks back now (QueueInfo.held), as the claim judges it (claim.ts). */
 function heldBy(sql: StatementCache, queue: string, limits: QueueLimits, now: number): QueueInfo['held'] {
   if (limits.rate !== null) {
-    const window = sql.get('SELECT COALESCE(SUM(n), 0) AS n, MIN(at) AS oldest FROM queue_starts WHERE queue = ? AND at > ?').get(queue, now - limits.rate.intervalMs) as
+    const window = sql.get(STARTS_IN_WINDOW).get(queue, now - limits.rate.intervalMs) as
       { n: number; oldest: number | null };
     if (window.n >= limits.rate.limit && window.oldest !== null) return { limit: 'rate', until: window.oldest + limits.rate.intervalMs };
   }
   if (limits.concurrency !== null) {
-    const { n } = sql.get("SELECT COUNT(*) AS n FROM tasks WHERE queue = ? AND state = 'running' AND sort_key > ?").get(queue, now) as { n: number };
+    const { n } = sql.get(LIVE_LEASES).get(queue, now) as { n: number };
     if (n >= limits.concurrency) return { limit: 'concurrency', until: null };
   }
   return null;
