@@ -71,6 +71,8 @@ export interface ClaimedTask {
   headers: Record<string, string>;
   links: TaskLinks;
   backoff: BackoffSpec | null;
+  /** The task's group in its queue, when it has one. */
+  group?: string;
   /** The lease token every write back must carry. */
   token: string;
   leaseExpiresAt: number;
@@ -226,6 +228,16 @@ export interface QueueInfo {
   refused: number;
   /** Age in ms of the oldest queued task (0 when none). */
   latency: number;
+  /**
+   * The queue's groups (the enqueue option `group`): how many have queued tasks, and how many
+   * tasks run with a live lease in each group that has one (at most 1,000 groups listed).
+   */
+  groups: QueueGroups;
+}
+
+export interface QueueGroups {
+  waiting: number;
+  running: Record<string, number>;
 }
 
 export interface DailyStat {

@@ -57,7 +57,7 @@ function nodeTask(node: Pick<WorkflowNodeSpec, 'id' | 'type' | 'payload' | 'opti
     const made = (options as { id?: unknown }).id === undefined && context.defaults.id === undefined;
     const task: WorkflowTaskSpec = {
       type: t.type, payload: t.payload, queue: t.queue, maxRetries: t.maxRetries, timeout: t.timeout, deadline: t.deadline, delay: t.delay, runAt: t.runAt,
-      retention: t.retention, backoff: t.backoff, headers: t.headers,
+      retention: t.retention, backoff: t.backoff, headers: t.headers, group: t.group,
     };
     return { taskId: made ? t.id : uuidv7(), task };
   } catch (error) {

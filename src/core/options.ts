@@ -31,6 +31,12 @@ export interface EnqueueOptions {
   backoff?: BackoffSpec;
   /** String headers carried to the handler (e.g. trace context). Default: none. */
   headers?: Record<string, string>;
+  /**
+   * The task's group in its queue (e.g. a tenant id): with the queue's `groupConcurrency`, at
+   * most that many of a group run at once, and groups with waiting tasks take turns. 1–200
+   * characters of letters, digits and _ . : @ / + = -. Default: none.
+   */
+  group?: string;
 }
 
 /** Internal: links set by the scheduler and workflows, not by users. */
@@ -40,7 +46,7 @@ export interface InternalEnqueueOptions extends EnqueueOptions {
 
 const KNOWN_OPTIONS = new Set([
   'queue', 'id', 'maxRetries', 'timeout', 'deadline', 'delay', 'runAt', 'uniqueFor', 'uniqueKey',
-  'retention', 'backoff', 'headers', 'links',
+  'retention', 'backoff', 'headers', 'group', 'links',
 ]);
 
 export const DEFAULT_QUEUE = 'default';
@@ -56,6 +62,19 @@ const TASK_ID = /^[A-Za-z0-9_.:@/+=-]{1,200}$/;
 const DOT_SEGMENT = /(^|\/)\.{1,2}(\/|$)/;
 // eslint-disable-next-line no-control-regex
 const TASK_TYPE = /^[^\u0000-\u001f\u007f]{1,200}$/;
+
+const GROUP = /^[A-Za-z0-9_.:@/+=-]{1,200}$/;
+
+/** A task's group: text the stores read and write as is, without escapes (lua/lib/groups.lua). */
+export function validateGroup(group: unknown, where = 'group'): string {
+  if (typeof group !== 'string' || !GROUP.test(group)) {
+    throw new TasklineError(
+      'TL_INVALID_OPTION',
+      `invalid ${where} ${quote(group)}: a group is 1–200 characters of letters, digits and _ . : @ / + = -`,
+    );
+  }
+  return group;
+}
 
 export function validateQueueName(queue: unknown, where = 'queue'): string {
   if (typeof queue !== 'string' || !QUEUE_NAME.test(queue)) {
@@ -207,6 +226,7 @@ export function normalizeEnqueue(type: unknown, payload: unknown, options: Inter
     const valid = validHeaders(bad, 'headers', merged.headers);
     headers = Object.keys(valid).length > 0 ? valid : null;
   }
+  const group = merged.group === undefined ? null : validateGroup(merged.group);
   return {
     id,
     type: taskType,
@@ -222,6 +242,7 @@ export function normalizeEnqueue(type: unknown, payload: unknown, options: Inter
     retention,
     backoff,
     headers,
+    group,
     links: merged.links ?? null,
     generatedId: merged.id === undefined,
   };

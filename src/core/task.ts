@@ -73,6 +73,8 @@ export interface NewTask {
   backoff: BackoffSpec | null;
   headers: Record<string, string> | null;
   links: TaskLinks | null;
+  /** The task's group in its queue (groupConcurrency), or null/absent for none. */
+  group?: string | null;
   /** The id was made here by uuidv7() (it cannot collide with another task's). */
   generatedId?: boolean;
 }
@@ -118,6 +120,8 @@ export interface TaskRecord {
   backoff: BackoffSpec | null;
   headers: Record<string, string>;
   links: TaskLinks;
+  /** The task's group in its queue (the enqueue option `group`), or null. */
+  group: string | null;
   progress: unknown;
   cancelRequested: boolean;
   attempts: AttemptRecord[];

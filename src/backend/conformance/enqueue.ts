@@ -15,7 +15,7 @@ export function enqueueConformance(openStore: OpenStore): void {
       const before = await backend.now();
       const task = newTask('email:deliver', { to: 'a@example.com', n: [1, 2] }, {
         queue: 'mail', id: 'task-1', maxRetries: 5, timeout: 60_000, deadline: before + HOUR, retention: 1000,
-        backoff: { type: 'fixed', delay: 250 }, headers: { traceparent: '00-abc-def-01' }, links: { workflowId: 'wf-1' },
+        backoff: { type: 'fixed', delay: 250 }, headers: { traceparent: '00-abc-def-01' }, links: { workflowId: 'wf-1' }, group: 'tenant-1',
       });
       const outcomes = await backend.enqueue([task]);
       const after = await backend.now();
@@ -26,7 +26,7 @@ export function enqueueConformance(openStore: OpenStore): void {
         attempt: 0, maxRetries: 5, timeout: 60_000, deadline: before + HOUR, lastError: null, result: null,
         createdAt: record.createdAt, enqueuedAt: record.createdAt, startedAt: null, finishedAt: null, nextRunAt: null,
         workerId: null, uniqueKey: null, retention: 1000, backoff: { type: 'fixed', delay: 250 },
-        headers: { traceparent: '00-abc-def-01' }, links: { workflowId: 'wf-1' }, progress: null, cancelRequested: false,
+        headers: { traceparent: '00-abc-def-01' }, links: { workflowId: 'wf-1' }, group: 'tenant-1', progress: null, cancelRequested: false,
         attempts: [], logs: [],
       });
       expect(record.createdAt).toBeGreaterThanOrEqual(before);
@@ -39,7 +39,7 @@ export function enqueueConformance(openStore: OpenStore): void {
       expect(await backend.enqueue([task])).toEqual([{ ok: true, info: { id: task.id, type: 'plain', queue: 'default', state: 'queued' } }]);
       expect(await backend.getTask(task.id)).toMatchObject({
         queue: 'default', payload: {}, maxRetries: 3, timeout: 30 * 60_000, deadline: null, retention: null, backoff: null,
-        headers: {}, links: {}, uniqueKey: null,
+        headers: {}, links: {}, uniqueKey: null, group: null,
       });
     });
 

@@ -36,7 +36,7 @@ export function inspectionConformance(openStore: OpenStore): void {
       await createInStates(backend, 'default', [...ALL_STATES, 'queued', 'completed']);
       await enqueueOne(backend, 't', {}, { queue: 'elsewhere' });
       const expected = {
-        name: 'default', paused: false, keep: { completed: null, dead: null, cancelled: null }, limits: noLimits(), held: null, refused: 0,
+        name: 'default', paused: false, keep: { completed: null, dead: null, cancelled: null }, limits: noLimits(), held: null, refused: 0, groups: { waiting: 0, running: {} },
         counts: { scheduled: 1, queued: 2, running: 1, retrying: 1, completed: 2, dead: 1, cancelled: 1 },
         processed: 4, failed: 2, latency: expect.any(Number),
       };
@@ -199,7 +199,7 @@ export function inspectionConformance(openStore: OpenStore): void {
         id, type: 'calc', payload: { x: 2 }, queue: 'math', state: 'completed', attempt: 2, maxRetries: 4, timeout: 30 * MINUTE,
         deadline: null, lastError: 'first try failed', result: { y: 4 }, createdAt: expect.any(Number), enqueuedAt: expect.any(Number),
         startedAt: second.startedAt, finishedAt: expect.any(Number), nextRunAt: null, workerId: WORKER, uniqueKey: null, retention: null,
-        backoff: null, headers: {}, links: {}, progress: { pct: 100 }, cancelRequested: false,
+        backoff: null, headers: {}, links: {}, group: null, progress: { pct: 100 }, cancelRequested: false,
         attempts: [attemptOf(first, 'failed', 'first try failed'), attemptOf(second, 'completed')],
         logs: [{ at: 42, message: 'computing' }],
       });

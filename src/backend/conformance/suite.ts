@@ -17,6 +17,7 @@ import { concurrencyConformance } from './concurrency.js';
 import { enqueueConformance } from './enqueue.js';
 import { eventsAndWorkersConformance } from './events-workers.js';
 import { fireConformance } from './fires.js';
+import { groupsConformance } from './groups.js';
 import type { ConformanceStore, OpenStore } from './harness.js';
 import { inspectionConformance } from './inspection.js';
 import { keepConformance } from './keep.js';
@@ -43,6 +44,7 @@ export function runConformanceSuite(name: string, openStore: OpenStore): void {
     searchConformance(openStore);
     keepConformance(openStore);
     limitsConformance(openStore);
+    groupsConformance(openStore);
     eventsAndWorkersConformance(openStore);
     concurrencyConformance(openStore);
     scheduleConformance(openStore);

@@ -12,6 +12,7 @@ export interface NodeSketch {
   runOnFailure?: boolean;
   maxRetries?: number;
   retention?: number;
+  group?: string;
 }
 
 /**
@@ -30,7 +31,7 @@ export function newWorkflow(
     retention: options.retention ?? null,
     nodes: nodes.map((n): NewWorkflowNode => {
       const { id: _id, links: _links, uniqueKey: _k, uniqueFor: _f, generatedId: _g, ...task } = newTask(n.type ?? `node:${n.id}`, { node: n.id }, {
-        queue: n.queue, maxRetries: n.maxRetries, retention: n.retention,
+        queue: n.queue, maxRetries: n.maxRetries, retention: n.retention, group: n.group,
       });
       return { id: n.id, taskId: uuidv7(), task, dependsOn: n.dependsOn ?? [], runOnFailure: n.runOnFailure ?? false };
     }),

@@ -26,23 +26,27 @@ export interface StoredMeta {
   l?: TaskLinks;
   p?: unknown;
   x?: number;
+  /** The task's group (the enqueue option `group`; lua/lib/groups.lua). */
+  g?: string;
   /** A workflow node's inputs, as lua/lib/workflow.lua node_inputs writes them (its claim hands them over). */
   wi?: unknown;
 }
 
 /** What a new task's record fragment holds. */
-export type FragmentSource = Pick<NewTask, 'type' | 'maxRetries' | 'timeout' | 'deadline' | 'retention' | 'backoff' | 'headers'> & {
+export type FragmentSource = Pick<NewTask, 'type' | 'maxRetries' | 'timeout' | 'deadline' | 'retention' | 'backoff' | 'headers' | 'group'> & {
   uniqueKey?: string | null;
   links?: TaskLinks | null;
 };
 
 /**
  * The immutable part of a new task's record, as JSON object members without braces, in the
- * order t, m, o, d, u, r, b, h, l (the Lua scripts read the type as the first member). Written
+ * order t, m, o, g, d, u, r, b, h, l (the Lua scripts read the type as the first member, and a
+ * group right after the timeout, lua/lib/groups.lua). Written
  * member by member: a bulk enqueue or a workflow makes one per task.
  */
 export function encodeRecordFragment(task: FragmentSource, links: TaskLinks | null = task.links ?? null): string {
   let text = `"t":${JSON.stringify(task.type)},"m":${JSON.stringify(task.maxRetries)},"o":${JSON.stringify(task.timeout)}`;
+  if (task.group != null) text += `,"g":${JSON.stringify(task.group)}`;
   if (task.deadline != null) text += `,"d":${JSON.stringify(task.deadline)}`;
   if (task.uniqueKey != null) text += `,"u":${JSON.stringify(task.uniqueKey)}`;
   if (task.retention != null) text += `,"r":${JSON.stringify(task.retention)}`;
@@ -148,6 +152,7 @@ export function decodeClaimed(queue: string, id: string, rawMeta: string, payloa
     token,
     leaseExpiresAt: startedAt + leaseMs,
   };
+  if (typeof m.g === 'string') task.group = m.g;
   // A workflow node's inputs, unless unreadable (its worker then reads them from the workflow).
   const inputs = m.wi === undefined ? undefined : inputsOf(m.wi);
   if (inputs !== undefined) task.inputs = inputs;
@@ -200,6 +205,7 @@ export function decodeRecord(
     backoff: m.b ?? null,
     headers: objectOrEmpty(m.h),
     links: objectOrEmpty(m.l),
+    group: typeof m.g === 'string' ? m.g : null,
     // Stored as JSON text (lua/progress.lua).
     progress: typeof m.p === 'string' ? parseStoredJson(m.p, () => unreadable.push('progress')) : (m.p ?? null),
     cancelRequested: m.x === 1,

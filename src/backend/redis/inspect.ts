@@ -5,6 +5,7 @@ import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
 import { countWithin, dayString, emptyCounts, MAX_STAT_DAYS, MAX_STAT_MINUTES } from '../shared.js';
 import { decodeRecord, readableMeta } from './codec.js';
 import type { RedisConnection } from './connection.js';
+import { queuedLines, readQueued } from './queued-lines.js';
 
 /** The states whose tasks a queue holds in a sorted set (queued ones are in a list). */
 const ZSET_STATES = ['scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled'] as const;
@@ -32,8 +33,8 @@ export async function listQueues(c: RedisConnection): Promise<QueueInfo[]> {
 export async function getQueue(c: RedisConnection, queue: string): Promise<QueueInfo | null> {
   const known = await c.call(() => c.redis.sismember(c.keys.queues, queue));
   if (known !== 1) return null;
-  const reply = (await c.runScript('queue-info', queue, [])) as (number | string)[];
-  // All numbers but the rate ('<limit> <interval ms>', '' for none).
+  const reply = (await c.runScript('queue-info', queue, [])) as (number | string | (string | number)[])[];
+  // All numbers but the rate ('<limit> <interval ms>', '' for none) and the running per group.
   const r = reply.map(Number);
   const counts = emptyCounts();
   counts.queued = r[0];
@@ -50,7 +51,16 @@ export async function getQueue(c: RedisConnection, queue: string): Promise<Queue
     limits: { rate: reply[15] === '' ? null : { limit, intervalMs }, concurrency: bound(r[16]), groupConcurrency: bound(r[17]), maxLength: bound(r[18]) },
     held: reply[19] === 'rate' || reply[19] === 'concurrency' ? { limit: reply[19], until: reply[19] === 'rate' ? r[20] : null } : null,
     counts, processed: r[8], failed: r[9], refused: r[21], latency: r[10] < 0 ? 0 : Math.max(0, r[11] - r[10]),
+    groups: { waiting: r[22], running: groupCounts(reply[23]) },
   };
+}
+
+/** Per group, its running tasks, from queue-info.lua's flat list (name, count, …). */
+function groupCounts(flat: unknown): Record<string, number> {
+  const running: Record<string, number> = {};
+  if (!Array.isArray(flat)) return running;
+  for (let i = 0; i + 1 < flat.length; i += 2) running[String(flat[i])] = Number(flat[i + 1]);
+  return running;
 }
 
 export async function listTasks(c: RedisConnection, queue: string, state: TaskState, page: { limit?: number; cursor?: string } = {}): Promise<TaskPage> {
@@ -60,8 +70,8 @@ export async function listTasks(c: RedisConnection, queue: string, state: TaskSt
   const key = c.keys.queueKey(queue, state);
   let ids: string[];
   if (state === 'queued') {
-    // Oldest first: the oldest task is at the right end of the list.
-    ids = (await c.call(() => c.redis.lrange(key, -(offset + limit), -(offset + 1)))).reverse();
+    // The queue's line and its groups' (queued-lines.ts), each oldest first.
+    ids = await readQueued(c, await queuedLines(c, queue), offset, limit);
   } else if (state === 'completed' || state === 'dead' || state === 'cancelled') {
     ids = await c.call(() => c.redis.zrevrange(key, offset, offset + limit - 1));
   } else {
@@ -100,12 +110,15 @@ export async function loadRecords(c: RedisConnection, queue: string, ids: string
 
 /** The state whose list or set holds a task id, or null. */
 async function storedState(c: RedisConnection, queue: string, id: string): Promise<TaskState | null> {
-  const pipeline = c.redis.pipeline().lpos(c.keys.queueKey(queue, 'queued'), id);
+  const pipeline = c.redis.pipeline();
   for (const state of ZSET_STATES) pipeline.zscore(c.keys.queueKey(queue, state), id);
   const replies = (await c.call(() => pipeline.exec())) ?? [];
-  if (replies[0]?.[1] !== null && replies[0]?.[1] !== undefined) return 'queued';
-  const at = replies.slice(1).findIndex((r) => r[1] !== null && r[1] !== undefined);
-  return at < 0 ? null : ZSET_STATES[at];
+  const at = replies.findIndex((r) => r[1] !== null && r[1] !== undefined);
+  if (at >= 0) return ZSET_STATES[at];
+  // An unreadable record names no group: every line is looked in.
+  const lines = await queuedLines(c, queue);
+  const found = lines.keys.map((key) => c.call(() => c.redis.lpos(key, id)));
+  return (await Promise.all(found)).some((r) => r !== null) ? 'queued' : null;
 }
 
 export async function getTask(c: RedisConnection, id: string): Promise<TaskRecord | null> {

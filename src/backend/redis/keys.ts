@@ -26,6 +26,11 @@
  *                    the queue's limits (setQueueLimits): rate ('<limit> <interval ms>'),
  *                    concurrency, groupConcurrency, maxLength
  * - starts    zset   the starts inside the rate limit's window: score the start time (ms)
+ * Named from the queued key, not passed to the scripts as keys (lua/lib/groups.lua):
+ * - gq:<group> list  the queued tasks of a group (the enqueue option `group`), as `queued`
+ * - ring       list  the groups with queued tasks, and '' for `queued`, in the order they take turns
+ * - grouped    string how many tasks wait in the groups' lists
+ * - gr:<group> set   ids the claim started in the group under a groupConcurrency
  */
 export const QUEUE_KEY_NAMES = [
   'meta', 'payload', 'queued', 'scheduled', 'retrying', 'running', 'completed', 'dead', 'cancelled',

@@ -14,6 +14,7 @@ import { parseStoredObject } from '../shared.js';
 import type { StoredMeta } from './codec.js';
 import type { RedisConnection } from './connection.js';
 import { findQueue, loadRecords, queueNames } from './inspect.js';
+import { queuedLines, queuedOffset, queuedTotal, readQueued, type QueuedLines } from './queued-lines.js';
 
 /** Ids read (and records fetched) per round trip. */
 const CHUNK = 1000;
@@ -42,21 +43,21 @@ export async function searchTasks(c: RedisConnection, filter: TaskFilter, page: 
   const first = resumeIndex(segments, resume);
   const resumed = resume !== null && segments[first]?.queue === resume.queue && segments[first]?.state === resume.state ? (resume.position as Position) : null;
 
-  // One round trip: each segment's size, and where the anchor of the page before is now.
+  // The queued tasks' lines (queued-lines.ts) of the queues searched from the first segment on.
+  const queuedQueues = segments.slice(first).filter((s) => s.state === 'queued').map((s) => s.queue);
+  const lines = new Map(await Promise.all(queuedQueues.map(async (queue) => [queue, await queuedLines(c, queue)] as const)));
+  // One round trip: each state zset's size, and where the anchor of the page before is now.
   const pipeline = c.redis.pipeline();
-  for (const s of segments) {
-    if (s.state === 'queued') pipeline.llen(key(c, s));
-    else pipeline.zcard(key(c, s));
-  }
+  const zsets = segments.filter((s) => s.state !== 'queued');
+  for (const s of zsets) pipeline.zcard(key(c, s));
   let anchor = resumed?.[1] ?? null;
   const score = resumed?.[2] ?? null;
-  if (anchor !== null) {
+  if (anchor !== null && segments[first].state !== 'queued') {
     const s = segments[first];
-    if (s.state === 'queued') pipeline.lpos(key(c, s), anchor, 'RANK', -1);
-    else if (newestFirst(s.state)) pipeline.zrevrank(key(c, s), anchor);
+    if (newestFirst(s.state)) pipeline.zrevrank(key(c, s), anchor);
     else pipeline.zrank(key(c, s), anchor);
     // Where the anchor's score begins now, should the anchor be gone.
-    if (s.state !== 'queued' && score !== null) {
+    if (score !== null) {
       if (newestFirst(s.state)) pipeline.zcount(key(c, s), `(${score}`, '+inf');
       else pipeline.zcount(key(c, s), '-inf', `(${score}`);
     }
@@ -64,17 +65,24 @@ export async function searchTasks(c: RedisConnection, filter: TaskFilter, page: 
   const replies = (await c.call(() => pipeline.exec())) ?? [];
   const failed = replies.find(([error]) => error);
   if (failed) throw failed[0] as Error;
-  const sizes = replies.slice(0, segments.length).map(([, n]) => Number(n));
+  const zsetSizes = replies.slice(0, zsets.length).map(([, n]) => Number(n));
+  let z = 0;
+  const sizes = segments.map((s) => {
+    if (s.state !== 'queued') return zsetSizes[z++];
+    // Lines are read from the first segment on: the sizes before it count only in a first page's total.
+    const queued = lines.get(s.queue);
+    return queued ? queuedTotal(queued) : 0;
+  });
   const total = resume?.total ?? sizes.reduce((a, b) => a + b, 0);
   let offset = resumed?.[0] ?? 0;
   if (anchor !== null) {
-    const at = replies[segments.length][1] as number | null;
-    // The list is kept newest first (LPUSH); its listing runs oldest first, from the right.
-    if (at !== null) offset = segments[first].state === 'queued' ? sizes[first] - 1 - at : at;
+    const queuedFirst = segments[first].state === 'queued';
+    const at = queuedFirst ? await queuedOffset(c, segments[first].queue, lines.get(segments[first].queue)!, anchor) : (replies[zsets.length][1] as number | null);
+    if (at !== null) offset = at;
     else {
       // The anchor left too: the stored offset may be past tasks not yet seen (see Position).
       anchor = null;
-      const before = replies[segments.length + 1]?.[1];
+      const before = queuedFirst ? 0 : replies[zsets.length + 1]?.[1];
       offset = typeof before === 'number' ? before : 0;
     }
   }
@@ -97,7 +105,7 @@ export async function searchTasks(c: RedisConnection, filter: TaskFilter, page: 
       }
       const want = Math.min(CHUNK, scanLimit - scanned, testsRecords(filter) ? CHUNK : limit - found);
       // One id past the chunk: the anchor of the place after it.
-      const { ids, scores } = await readIds(c, segment, offset, want + 1);
+      const { ids, scores } = await readIds(c, segment, offset, want + 1, lines.get(segment.queue));
       const look = ids.slice(0, want);
       const matches = await matching(c, segment.queue, look, filter);
       let taken = look.length;
@@ -134,9 +142,9 @@ function key(c: RedisConnection, segment: Segment): string {
 }
 
 /** Up to `count` ids of a segment from `offset`, in its listing order (as inspect.ts listTasks), with their scores in a zset. */
-async function readIds(c: RedisConnection, segment: Segment, offset: number, count: number): Promise<{ ids: string[]; scores: (number | null)[] }> {
+async function readIds(c: RedisConnection, segment: Segment, offset: number, count: number, lines?: QueuedLines): Promise<{ ids: string[]; scores: (number | null)[] }> {
   const k = key(c, segment);
-  if (segment.state === 'queued') return { ids: (await c.call(() => c.redis.lrange(k, -(offset + count), -(offset + 1)))).reverse(), scores: [] };
+  if (segment.state === 'queued') return { ids: lines ? await readQueued(c, lines, offset, count) : [], scores: [] };
   const flat = newestFirst(segment.state)
     ? await c.call(() => c.redis.zrevrange(k, offset, offset + count - 1, 'WITHSCORES'))
     : await c.call(() => c.redis.zrange(k, offset, offset + count - 1, 'WITHSCORES'));

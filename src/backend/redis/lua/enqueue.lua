@@ -36,12 +36,14 @@ local taken = chunked('HMGET', K_META, ids)
 local seen = {}
 local queued_head = '{"s":"queued","c":' .. NOW_S .. ',"e":' .. NOW_S .. ','
 local metas, payloads, queued, scheduled = {}, {}, {}, {}
+-- Queued tasks of groups (lib/groups.lua): per group, its ids; `groups` in order of first appearance.
+local grouped, groups = {}, {}
 
 -- The queue's maxLength: each caller's batch is taken whole or refused whole; one in several
 -- calls is sent back to be sent whole. Waiting: queued, scheduled and retrying.
 local max_length = tonumber(redis.call('HGET', K_KEEP, 'maxLength'))
 if max_length then
-  local waiting = redis.call('LLEN', K_QUEUED) + redis.call('ZCARD', K_SCHEDULED) + redis.call('ZCARD', K_RETRYING)
+  local waiting = queued_count(K_QUEUED) + redis.call('ZCARD', K_SCHEDULED) + redis.call('ZCARD', K_RETRYING)
   local at, first = 5 + count * stride + 1, 1
   for _ = 1, tonumber(ARGV[at] or '0') do
     local size, whole = tonumber(ARGV[at + 1]), ARGV[at + 2] == '1'
@@ -74,9 +76,13 @@ local function flush()
   chunked('HSET', K_META, metas)
   write_payloads(K_PAYLOAD, payloads)
   if #queued > 0 then chunked('LPUSH', K_QUEUED, queued) end
+  for _, group in ipairs(groups) do
+    local ids = grouped[group]
+    for from = 1, #ids, 4000 do line_up(K_QUEUED, { unpack(ids, from, math.min(from + 3999, #ids)) }, group) end
+  end
   if #scheduled > 0 then chunked('ZADD', K_SCHEDULED, scheduled) end
   wake_workers()
-  metas, payloads, queued, scheduled = {}, {}, {}, {}
+  metas, payloads, queued, scheduled, grouped, groups = {}, {}, {}, {}, {}, {}
 end
 
 -- Stores task i of the call (its outcome in out[i]).
@@ -106,7 +112,18 @@ local function store_one(i)
       state = 'scheduled'
     else
       metas[#metas + 1] = queued_head .. fragment .. '}'
-      queued[#queued + 1] = id
+      local group = fragment_group(fragment)
+      if group then
+        local ids = grouped[group]
+        if not ids then
+          ids = {}
+          grouped[group] = ids
+          groups[#groups + 1] = group
+        end
+        ids[#ids + 1] = id
+      else
+        queued[#queued + 1] = id
+      end
       state = 'queued'
     end
     out[i] = state

@@ -12,9 +12,21 @@
 local action, state, limit = ARGV[4], ARGV[5], tonumber(ARGV[6])
 local retention = { dead = tonumber(ARGV[7]), cancelled = tonumber(ARGV[8]) }
 local cursor, cursor_score = ARGV[9] or '', ARGV[10] or ''
-local ids, scores = {}, {}
+local ids, scores, group_of = {}, {}, {}
 if state == 'queued' then
+  -- The queue's line first, then its groups' lines (lib/groups.lua).
   ids = redis.call('LRANGE', K_QUEUED, -limit, -1)
+  local tag = queue_tag(K_QUEUED)
+  local turns = #ids < limit and redis.call('LRANGE', tag .. 'ring', 0, -1) or {}
+  for _, group in ipairs(turns) do
+    if #ids >= limit then break end
+    if group ~= '' then
+      for _, id in ipairs(redis.call('LRANGE', tag .. 'gq:' .. group, -(limit - #ids), -1)) do
+        ids[#ids + 1] = id
+        group_of[#ids] = group
+      end
+    end
+  end
 else
   local key = ZSET_OF[state]
   local from = 0
@@ -39,7 +51,8 @@ for i, id in ipairs(ids) do
       cursor, cursor_score = id, scores[i]
     end
   else
-    unlink(id, state)
+    -- An id without a record: out of the line that holds it.
+    unlink(id, state, group_of[i])
   end
 end
 -- Workflow nodes whose tasks ended here move their workflows on, in this same call.

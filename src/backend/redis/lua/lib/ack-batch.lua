@@ -169,7 +169,7 @@ local function ack_batch(o)
           m.s = 'queued'
           m.w = nil
           m.e = NOW
-          redis.call('RPUSH', K_QUEUED, id)
+          line_up(K_QUEUED, { id }, m.g, true)
           wake_workers()
         end
         local links = m.l
@@ -188,7 +188,7 @@ local function ack_batch(o)
     if #gone > 0 then delete_tasks(gone) end
     redis.call('ZREM', K_RUNNING, unpack(ended_ids))
     -- Slots freed under a concurrency limit: a worker waiting for one claims again.
-    if keep_bounds().concurrency then wake_workers() end
+    if keep_bounds().concurrency or keep_bounds().group_concurrency then wake_workers() end
   end
   count_stats(processed, failed)
   return out, at - 1

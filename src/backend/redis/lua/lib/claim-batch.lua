@@ -22,9 +22,71 @@ local function claim_room(count)
   return room, limited
 end
 
+-- Up to `room` queued ids of a queue whose groups have waiting tasks (lib/groups.lua), the groups
+-- and the tasks without one ('') taking turns: one task a turn, then the group goes to the back.
+-- A group running as many as the queue's groupConcurrency passes its turn. Returns the ids and
+-- whether a group's limit held one back. Stops when a whole round of turns took nothing.
+local function claim_turns(room)
+  local tag = queue_tag(K_QUEUED)
+  local ring, grouped = tag .. 'ring', tag .. 'grouped'
+  local limit = keep_bounds().group_concurrency
+  local ids, full, running = {}, false, {}
+  local turns, idle = redis.call('LLEN', ring), 0
+  while #ids < room and idle < turns do
+    local group = redis.call('RPOPLPUSH', ring, ring)
+    if not group then break end
+    local id = false
+    if group == '' then
+      id = redis.call('RPOP', K_QUEUED)
+    else
+      local live = limit and running[group]
+      if limit and not live then
+        live = live_in_group(tag, group)
+        running[group] = live
+      end
+      if limit and live >= limit then
+        full = true
+      else
+        local list = tag .. 'gq:' .. group
+        id = redis.call('RPOP', list)
+        if id then
+          redis.call('DECR', grouped)
+          if limit then
+            redis.call('SADD', tag .. 'gr:' .. group, id)
+            running[group] = live + 1
+          end
+        end
+        if redis.call('EXISTS', list) == 0 then
+          -- Its line is empty: out of the turns (it is at the back, where RPOPLPUSH put it).
+          redis.call('LPOP', ring)
+          turns = turns - 1
+          if turns <= 1 then
+            redis.call('DEL', ring)
+            -- Only the tasks without a group are left: the rest of the room from their line.
+            if #ids + (id and 1 or 0) < room then
+              local rest = redis.call('RPOP', K_QUEUED, room - #ids - (id and 1 or 0))
+              if id then ids[#ids + 1] = id end
+              for _, more in ipairs(rest or {}) do ids[#ids + 1] = more end
+              return ids, full
+            end
+          end
+        end
+      end
+    end
+    if id then
+      ids[#ids + 1] = id
+      idle = 0
+    else
+      idle = idle + 1
+    end
+  end
+  return ids, full
+end
+
 -- claim.lua's work, its arguments from ARGV[o + 1] (count, worker id, lease ms, forward limit);
 -- returns its reply: paused (1 | 0), next due, more (1 | 0), now, the lease token, the limit that
--- held the claim back ('' none, 'concurrency', 'rate') and, for a rate, when the next start is
+-- held the claim back ('' none, 'concurrency', 'rate', 'group': every group with waiting tasks runs
+-- its groupConcurrency) and, for a rate, when the next start is
 -- allowed (-1), then per task id, record (a workflow node's holds its inputs, lib/workflow.lua)
 -- and payload. The caller publishes the lifecycle lines.
 local function claim_batch(o)
@@ -38,7 +100,17 @@ local function claim_batch(o)
   end
   local out = { 0, 0, 0, NOW, '', '', -1 }
   local room, limited = claim_room(count)
-  local ids = room > 0 and redis.call('RPOP', K_QUEUED, room)
+  local ids = false
+  if room > 0 then
+    if keep_bounds().groups and redis.call('EXISTS', queue_tag(K_QUEUED) .. 'ring') == 1 then
+      local full
+      ids, full = claim_turns(room)
+      if full and #ids < room then limited = 'group' end
+      if #ids == 0 then ids = false end
+    else
+      ids = redis.call('RPOP', K_QUEUED, room)
+    end
+  end
   if ids then
     -- One token for the batch: a task appears once in it, so (id, token) still names one attempt.
     local token = tostring(redis.call('INCR', K_SEQ))
@@ -107,7 +179,8 @@ local function claim_batch(o)
       redis.call('HSET', K_META, unpack(records))
     end
   end
-  if redis.call('LLEN', K_QUEUED) > 0 then
+  -- (The groups' lines are counted only in a queue that has had groups: one call less for others.)
+  if (keep_bounds().groups and queued_count(K_QUEUED) or redis.call('LLEN', K_QUEUED)) > 0 then
     out[3] = 1
     if limited ~= '' and (ids and #ids or 0) < count then
       -- Held back by a limit: the other workers are not woken for tasks none of them may start.

@@ -20,15 +20,16 @@ end
 
 -- The queue's bounds on finished tasks kept (nil: none), read once per call; `nodes`, whether
 -- workflow node tasks were ever enqueued here (set by workflow-create.lua in the same hash, so
--- that the ack batch learns it from the read it makes anyway); and its limits (setQueueLimits:
+-- that the ack batch learns it from the read it makes anyway); `groups`, whether a task of a group
+-- was ever queued here (lib/groups.lua: the claim looks for groups' turns only then); and its limits (setQueueLimits:
 -- rate_limit and rate_ms, concurrency, group_concurrency, max_length; nil: none).
 local KEEP = nil
 
 local function keep_bounds()
   if not KEEP then
-    local v = redis.call('HMGET', K_KEEP, 'completed', 'dead', 'cancelled', 'nodes', 'rate', 'concurrency', 'groupConcurrency', 'maxLength')
+    local v = redis.call('HMGET', K_KEEP, 'completed', 'dead', 'cancelled', 'nodes', 'rate', 'concurrency', 'groupConcurrency', 'maxLength', 'groups')
     KEEP = { completed = tonumber(v[1]), dead = tonumber(v[2]), cancelled = tonumber(v[3]), nodes = v[4] ~= false,
-      concurrency = tonumber(v[6]), group_concurrency = tonumber(v[7]), max_length = tonumber(v[8]) }
+      concurrency = tonumber(v[6]), group_concurrency = tonumber(v[7]), max_length = tonumber(v[8]), groups = v[9] ~= false }
     if v[5] then
       local limit, ms = string.match(v[5], '^(%d+) (%d+)$')
       KEEP.rate_limit, KEEP.rate_ms = tonumber(limit), tonumber(ms)

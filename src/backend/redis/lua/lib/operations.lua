@@ -25,7 +25,7 @@ function OPERATIONS.run(id, m, retention)
   -- (retryWorkflow), never on its own; one waiting for its next attempt (scheduled, retrying)
   -- can be run now like any task: that is still the node's current run.
   if (s == 'dead' or s == 'cancelled') and runs_workflow_node(m) then return 'workflow' end
-  unlink(id, s)
+  unlink(id, s, m.g)
   if s == 'dead' or s == 'cancelled' then
     m.a = 0
     m.f = nil
@@ -40,7 +40,7 @@ end
 function OPERATIONS.archive(id, m, retention)
   local s = m.s
   if not ACCEPTED.archive[s] then return 'invalid:' .. s end
-  unlink(id, s)
+  unlink(id, s, m.g)
   finish(id, m, 'dead', retention.dead)
   put_meta(id, m)
   note_node_end(id, m.l, 'dead', nil, m.le)
@@ -50,7 +50,7 @@ end
 function OPERATIONS.delete(id, m, retention)
   -- A record with no state or one of no version (damaged by hand) can still be deleted.
   if TASK_STATES[m.s] and not ACCEPTED.delete[m.s] then return 'invalid:' .. m.s end
-  unlink(id, m.s)
+  unlink(id, m.s, m.g)
   delete_task(id)
   -- A node's task deleted before it finished: the node ends cancelled (its workflow moves on).
   if not FINISHED[m.s] then note_node_end(id, m.l, 'cancelled', nil, nil) end
@@ -64,7 +64,7 @@ function OPERATIONS.cancel(id, m, retention)
     request_cancel(K_CANCEL, K_META, QUEUE, id, m)
     return 'requested'
   end
-  unlink(id, s)
+  unlink(id, s, m.g)
   m.le = m.le or 'cancelled by operator'
   finish(id, m, 'cancelled', retention.cancelled)
   put_meta(id, m)

@@ -12,10 +12,10 @@ local function put_meta(id, m)
   return encoded
 end
 
--- Removes an id from the structure that holds its current state.
-local function unlink(id, state)
+-- Removes an id from the structure that holds its current state (a queued task's group: lib/groups.lua).
+local function unlink(id, state, group)
   if state == 'queued' then
-    redis.call('LREM', K_QUEUED, 0, id)
+    leave_line(K_QUEUED, id, group)
   elseif ZSET_OF[state] then
     redis.call('ZREM', ZSET_OF[state], id)
   end

@@ -20,7 +20,7 @@ local function to_queued(id, m)
   m.e = NOW
   m.n = nil
   m.k = nil
-  redis.call('LPUSH', K_QUEUED, id)
+  line_up(K_QUEUED, { id }, m.g)
 end
 
 -- Moves due scheduled and retrying tasks to queued, at most `limit` of each.

@@ -51,14 +51,18 @@ local function write_new_task(q, id, fragment, payload, delay, run_at, into, typ
     local n = #into.metas
     into.metas[n + 1], into.metas[n + 2] = id, record
     into.payloads[n + 1], into.payloads[n + 2] = id, payload
-    if state == 'queued' then
+    local group = state == 'queued' and fragment_group(fragment)
+    if group then
+      -- In its group's line at once (a script's writes are seen by no claim before it ends).
+      line_up(q.queued, { id }, group)
+    elseif state == 'queued' then
       into.queued[#into.queued + 1] = id
     else
       into.scheduled[#into.scheduled + 1] = due
       into.scheduled[#into.scheduled + 1] = id
     end
   else
-    if state == 'queued' then redis.call('LPUSH', q.queued, id) else redis.call('ZADD', q.scheduled, due, id) end
+    if state == 'queued' then line_up(q.queued, { id }, fragment_group(fragment)) else redis.call('ZADD', q.scheduled, due, id) end
     redis.call('HSET', q.meta, id, record)
     write_payloads(q.payload, { id, payload })
   end

@@ -275,7 +275,13 @@ local function workflow_lib()
 
   -- Removes a task of queue `q` in `state` (a node's earlier run, replaced by its next).
   local function remove_task(q, id, state)
-    if state == 'queued' then redis.call('LREM', q.queued, 0, id) elseif q[state] then redis.call('ZREM', q[state], id) end
+    if state == 'queued' then
+      local raw = redis.call('HGET', q.meta, id)
+      local m = raw and decode_json(raw)
+      leave_line(q.queued, id, type(m) == 'table' and m.g or nil)
+    elseif q[state] then
+      redis.call('ZREM', q[state], id)
+    end
     for _, key in ipairs({ q.meta, q.payload, q.result, q.attempts, q.logs }) do redis.call('HDEL', key, id) end
     redis.call('SREM', q.cancel, id)
   end
@@ -440,7 +446,7 @@ local function workflow_lib()
   -- cancel does; its node is settled in turn. A task of another queue than the script's is
   -- trimmed to that queue's keep bound by its janitor.
   local function cancel_waiting_task(q, id, m, reason)
-    if m.s == 'queued' then redis.call('LREM', q.queued, 0, id) else redis.call('ZREM', q[m.s], id) end
+    if m.s == 'queued' then leave_line(q.queued, id, m.g) else redis.call('ZREM', q[m.s], id) end
     m.s, m.f, m.n, m.k, m.le = 'cancelled', NOW, nil, nil, reason
     redis.call('ZADD', q.cancelled, NOW + (m.r or DEFAULT_CANCELLED_RETENTION), id)
     if m.x then redis.call('SREM', q.cancel, id) end
