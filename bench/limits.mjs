@@ -5,13 +5,16 @@
 //    pre-enqueued no-op tasks from a queue without limits, and from one with a rate, a
 //    concurrency and a maxLength all far above what the run reaches; rounds alternate which goes
 //    first. Prints tasks/s of each and their ratio (target: limited ≥ 90 % of unlimited).
-// 2. How exactly a binding rate holds: a rate of R per second, 3 worker processes (concurrency
+// 2. What groups cost: the same drain of tasks spread over 100 groups (--groups), with no limits
+//    and with a groupConcurrency far above what the run reaches; against each other (target
+//    ≥ 90 %), and against the same tasks without groups.
+// 3. How exactly a binding rate holds: a rate of R per second, 3 worker processes (concurrency
 //    20 each) on a queue kept full, for S seconds; each start is counted at the store's time of
 //    its claim (ctx.task.startedAt). Prints the starts per second achieved against R, and the most
 //    starts in any 1-second window (never above R).
 //
 //   npm run build && node bench/limits.mjs [--store redis|sqlite] [--count 50000] [--rounds 3]
-//        [--rate 200] [--seconds 60] [--only free,binding]
+//        [--rate 200] [--seconds 60] [--groups 100] [--only free,groups,binding]
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -28,7 +31,8 @@ const count = Number(option('count', '50000'));
 const rounds = Number(option('rounds', '3'));
 const rate = Number(option('rate', '200'));
 const seconds = Number(option('seconds', '60'));
-const only = option('only', 'free,binding').split(',');
+const groups = Number(option('groups', '100'));
+const only = option('only', 'free,groups,binding').split(',');
 const HIGH = { rate: { limit: 100_000, intervalMs: 1000 }, concurrency: 100_000, maxLength: 1_000_000_000 };
 
 if (process.argv[2] === '--child') await child();
@@ -111,6 +115,32 @@ async function main() {
       const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
       const ratio = median(rates.limited) / median(rates.none);
       console.log(`limits not binding: ${Math.round(median(rates.limited)).toLocaleString('en-US')} vs ${Math.round(median(rates.none)).toLocaleString('en-US')} tasks/s (medians): ${(ratio * 100).toFixed(1)} % of unlimited (target ≥ 90 %: ${ratio >= 0.9 ? 'met' : 'NOT met'})`);
+    }
+    if (only.includes('groups')) {
+      const kinds = { plain: 'no groups, no limits', grouped: `${groups} groups, no limits`, limited: `${groups} groups, groupConcurrency not binding` };
+      const rates = { plain: [], grouped: [], limited: [] };
+      for (let round = 1; round <= rounds; round++) {
+        const order = [['plain', 'grouped', 'limited'], ['limited', 'plain', 'grouped'], ['grouped', 'limited', 'plain']][(round - 1) % 3];
+        for (const kind of order) {
+          const queue = `groups-${++n}`;
+          const backend = await connect(url, { prefix: 'tl' });
+          await backend.setQueueKeep(queue, { completed: 0 });
+          if (kind === 'limited') await backend.setQueueLimits(queue, { groupConcurrency: 100_000 });
+          await fillBenchQueue(new Client(backend), count, queue, kind === 'plain' ? 0 : groups);
+          await backend.close();
+          const report = await startChild({ url, queue, concurrency: 50, count });
+          const perSecond = (count / report.ms) * 1000;
+          rates[kind].push(perSecond);
+          console.log(`round ${round}/${rounds} ${kinds[kind]}: ${Math.round(perSecond).toLocaleString('en-US')} tasks/s, worker CPU ${(report.cpuMicros / count).toFixed(1)} µs/task`);
+        }
+      }
+      const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+      const ratio = median(rates.limited) / median(rates.grouped);
+      const cost = median(rates.grouped) / median(rates.plain);
+      console.log(
+        `groups: groupConcurrency not binding ${Math.round(median(rates.limited)).toLocaleString('en-US')} vs ${Math.round(median(rates.grouped)).toLocaleString('en-US')} tasks/s (medians): ` +
+          `${(ratio * 100).toFixed(1)} % (target ≥ 90 %: ${ratio >= 0.9 ? 'met' : 'NOT met'}); grouped tasks at ${(cost * 100).toFixed(1)} % of the same without groups (${Math.round(median(rates.plain)).toLocaleString('en-US')} tasks/s)`,
+      );
     }
     if (only.includes('binding')) {
       const queue = `binding-${++n}`;

@@ -5,6 +5,8 @@
  *   limit is used (≈300 starts in 6 s), and rate-limited workers wait instead of polling;
  * - concurrency: 5 running over 3 processes, also while a SIGKILLed worker's leases hold its
  *   slots (they come back once its leases expire, and the others finish the queue);
+ * - groupConcurrency: 2 of a group running at most over 3 processes, and a group of 20 enqueued
+ *   behind one of 2,000 finishes before the big one's 200th task (groups take turns);
  * - maxLength: the 101st enqueue and a batch crossing the bound are refused (TL_QUEUE_FULL),
  *   also with producers in several processes racing.
  */
@@ -356,6 +358,37 @@ describe.each<Kind>(['redis', 'sqlite'])('queue limits across worker processes, 
         `max ${survivorMaxAfter} after, all done ${recoveredMs} ms after the kill (survivors ${survivors.join(',')})`,
     );
   }, 60_000);
+
+  it('groupConcurrency 2 over 3 processes: never more than 2 of a group run; B (20) finishes before A’s (2,000) 200th', async () => {
+    await store.backend.setQueueLimits('default', { groupConcurrency: 2 });
+    const workers = startWorkers(3, { CONCURRENCY: '20' });
+    await ready(workers);
+    const client = new Client(store.backend);
+    clients.push(client);
+
+    const tasks = (group: string, n: number) => Array.from({ length: n }, (_, i) => ({ type: 'work', payload: { ms: 20, i }, options: { group, id: `${group}-${i}` } }));
+    await client.enqueueMany(tasks('A', 2000));
+    await client.enqueueMany(tasks('B', 20));
+    const exitsOf = (group: string) => handlerEvents(workers).filter((e) => e.type === 'exit' && e.id.startsWith(`${group}-`));
+    await eventually(async () => exitsOf('B').length === 20, 30_000, 20);
+    const lastB = exitsOf('B').map((e) => e.hr).reduce((a, b) => (a > b ? a : b));
+    await eventually(async () => exitsOf('A').length >= 200, 60_000, 20);
+    await Promise.all(workers.map((c) => c.destroy()));
+
+    const aExits = exitsOf('A').map((e) => e.hr).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const aBeforeLastB = aExits.filter((hr) => hr < lastB).length;
+    // Every B task ended before A's 200th did: B was not held behind A's 2,000.
+    expect(lastB).toBeLessThan(aExits[199]);
+    const events = handlerEvents(workers);
+    const maxOf = (group: string) => Math.max(...runningProfile(events.filter((e) => e.id.startsWith(`${group}-`))).map((p) => p.running));
+    // At most 2 of a group at once (seen in the handlers, over 60 slots), and the limit was used.
+    expect(maxOf('A')).toBe(2);
+    expect(maxOf('B')).toBe(2);
+    // Every task ran once (no lease was lost).
+    const entries = events.filter((e) => e.type === 'enter');
+    expect(new Set(entries.map((e) => e.id)).size).toBe(entries.length);
+    console.log(`${kind} groupConcurrency: all 20 of B done when ${aBeforeLastB} of A were; max running A ${maxOf('A')}, B ${maxOf('B')}; ${new Set(entries.map((e) => e.worker)).size} processes took part`);
+  }, 90_000);
 
   it('maxLength 100: the 101st enqueue and a batch crossing it are refused with TL_QUEUE_FULL, also for racing producer processes', async () => {
     const client = new Client(store.backend);

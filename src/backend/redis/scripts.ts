@@ -34,7 +34,7 @@ export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> =
   ],
   renew: ['meta', 'running', 'cancel'],
   forward: ['meta', 'queued', 'scheduled', 'retrying', 'marker'],
-  recover: ['meta', 'payload', 'retrying', 'running', 'dead', 'cancelled', 'marker', 'stats', 'result', 'attempts', 'logs', 'cancel', 'keep'],
+  recover: ['meta', 'payload', 'queued', 'retrying', 'running', 'dead', 'cancelled', 'marker', 'stats', 'result', 'attempts', 'logs', 'cancel', 'keep'],
   progress: ['meta', 'logs'],
   // The workflow scripts take no queue's keys: they build the keys of the queues their nodes run
   // in, and the workflow's own, from the prefix (lua/lib/workflow.lua).

@@ -41,7 +41,7 @@ local function claim_turns(room)
     else
       local live = limit and running[group]
       if limit and not live then
-        live = live_in_group(tag, group)
+        live = live_in_group(tag, group, limit)
         running[group] = live
       end
       if limit and live >= limit then

@@ -6,9 +6,9 @@
 -- task per turn and moves the group to the back (RPOPLPUSH; the front is the list's tail). It
 -- exists only while a group has waiting tasks, so a queue without groups claims as before.
 -- '<tag>grouped' counts the waiting tasks of all groups (K_QUEUED's length does not hold them).
--- Under a groupConcurrency, '<tag>gr:<group>' holds the ids the claim started in the group; the
--- claim counts those with a live lease and drops those no longer running, so nothing else keeps
--- it. '<tag>' is the queue's hash tag and colon ('{prefix:queue}:'), from its queued key: the
+-- Under a groupConcurrency, '<tag>gr:<group>' holds the ids the claim started in the group, taken
+-- out as their attempts end (ack, recovery). Should one stay (a running task deleted), the claim
+-- still counts only those with a live lease once the set reaches the limit. '<tag>' is the queue's hash tag and colon ('{prefix:queue}:'), from its queued key: the
 -- keys of another queue (a workflow node's) are named the same way.
 
 local function queue_tag(queued_key)
@@ -69,10 +69,13 @@ local function queued_count(queued_key)
   return redis.call('LLEN', queued_key) + (tonumber(redis.call('GET', queue_tag(queued_key) .. 'grouped')) or 0)
 end
 
--- How many tasks of a group run with a live lease (in K_RUNNING, lease not expired), of those
--- the claim started under a groupConcurrency; drops from the set the ids no longer running.
-local function live_in_group(tag, group)
+-- How many tasks of a group run, of those the claim started under a groupConcurrency of `limit`:
+-- the set's size while under the limit; at the limit, those with a live lease (in K_RUNNING, not
+-- expired: an expired lease frees its slot at once), dropping the ids no longer running.
+local function live_in_group(tag, group, limit)
   local key = tag .. 'gr:' .. group
+  local size = redis.call('SCARD', key)
+  if size < limit then return size end
   local live = 0
   for _, id in ipairs(redis.call('SMEMBERS', key)) do
     local expiry = redis.call('ZSCORE', K_RUNNING, id)
@@ -83,4 +86,9 @@ local function live_in_group(tag, group)
     end
   end
   return live
+end
+
+-- Takes ids whose attempts ended out of their group's running set.
+local function left_group(tag, group, ids)
+  redis.call('SREM', tag .. 'gr:' .. group, unpack(ids))
 end
