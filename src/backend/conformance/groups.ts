@@ -114,6 +114,16 @@ export function groupsConformance(openStore: OpenStore): void {
       expect(groupsOf(await claim(backend, 5))).toEqual(['B']);
     });
 
+    it('counts grouped tasks as waiting for maxLength', async () => {
+      const { backend } = store;
+      await backend.setQueueLimits('default', { maxLength: 4 });
+      await enqueueGroup(backend, 'A', 2);
+      await enqueueGroup(backend, null, 1);
+      await enqueueGroup(backend, 'B', 1);
+      const [refused] = await backend.enqueue([newTask('t', {}, { group: 'C' })]);
+      expect(refused).toMatchObject({ ok: false, reason: 'queue-full', limit: 4, waiting: 4 });
+    });
+
     it('keeps the group when a task is retried, and through a delay', async () => {
       const { backend } = store;
       const [id] = await enqueueGroup(backend, 'A', 1);
