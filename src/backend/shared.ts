@@ -112,8 +112,23 @@ export function countWithin(name: string, value: unknown, max: number): number {
  * first; this is the stores' own guard for callers of the backend: Redis's Lua (cjson) cannot
  * decode such a record, and no store can keep the text as UTF-8.
  */
-export function checkStorableTasks(tasks: ReadonlyArray<Pick<NewTask, 'id' | 'type' | 'uniqueKey' | 'headers' | 'links'>>): void {
-  for (const task of tasks) checkStorableTask(task.id, task.type, task.uniqueKey, task.headers, task.links);
+export function checkStorableTasks(tasks: ReadonlyArray<Pick<NewTask, 'id' | 'type' | 'uniqueKey' | 'headers' | 'links' | 'group'>>): void {
+  for (const task of tasks) {
+    checkStorableTask(task.id, task.type, task.uniqueKey, task.headers, task.links);
+    checkGroup(task.id, task.group);
+  }
+}
+
+const GROUP = /^[A-Za-z0-9_.:@/+=-]{1,200}$/;
+
+/**
+ * Refuses a group that is not what the enqueue option accepts (core/options.ts validateGroup),
+ * with TL_INVALID_ARGUMENT: the stores read a group as plain text (Redis's scripts, without JSON
+ * escapes), so one that only a direct caller of the backend could pass is not stored.
+ */
+export function checkGroup(id: string, group: string | null | undefined): void {
+  if (group == null || (typeof group === 'string' && GROUP.test(group))) return;
+  throw new TasklineError('TL_INVALID_ARGUMENT', `task ${quote(id)}: group must be 1–200 characters of letters, digits and _ . : @ / + = -, got ${quote(group)}`);
 }
 
 /** checkStorableTasks for one task, given by its fields (a workflow's nodes are checked without an object each). */

@@ -97,8 +97,10 @@ describe('state counts on SQLite', () => {
     db.prepare("DELETE FROM schema_migrations WHERE version >= 8").run();
     db.prepare('DROP TABLE state_counts').run();
     // The migrations after 0008 run again too: their tables and columns go with it.
-    for (const table of ['workflow_edges', 'workflow_nodes', 'workflows', 'queue_starts']) db.prepare(`DROP TABLE ${table}`).run();
-    for (const column of ['rate_limit', 'rate_interval_ms', 'concurrency', 'group_concurrency', 'max_length', 'refused']) db.prepare(`ALTER TABLE queues DROP COLUMN ${column}`).run();
+    for (const table of ['workflow_edges', 'workflow_nodes', 'workflows', 'queue_starts', 'group_turns']) db.prepare(`DROP TABLE ${table}`).run();
+    for (const column of ['rate_limit', 'rate_interval_ms', 'concurrency', 'group_concurrency', 'max_length', 'refused', 'turn']) db.prepare(`ALTER TABLE queues DROP COLUMN ${column}`).run();
+    db.prepare('DROP INDEX tasks_by_group').run();
+    db.prepare('ALTER TABLE tasks DROP COLUMN grp').run();
     db.close();
     const reopened = await store.reopen();
     expect((await reopened.getQueue('m'))?.counts).toMatchObject({ queued: 1, scheduled: 1 });

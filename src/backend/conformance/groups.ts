@@ -41,6 +41,20 @@ export function groupsConformance(openStore: OpenStore): void {
       expect(claimed.tasks.map((t) => t.group ?? null).sort()).toEqual([null, 'tenant-7'].sort());
     });
 
+    it('refuses a group the enqueue option would not take, storing nothing of the call', async () => {
+      const { backend } = store;
+      for (const group of ['', 'with space', 'quo"te', 'x'.repeat(201), 'back\\slash']) {
+        const good = newTask('t');
+        const bad = { ...newTask('t'), group };
+        await expect(backend.enqueue([good, bad])).rejects.toMatchObject({ code: 'TL_INVALID_ARGUMENT' });
+        expect(await backend.getTask(good.id)).toBeNull();
+      }
+      const wf = newWorkflow([{ id: 'a' }]);
+      wf.nodes[0].task.group = 'no spaces please';
+      await expect(backend.createWorkflow(wf)).rejects.toMatchObject({ code: 'TL_INVALID_ARGUMENT' });
+      expect(await backend.getWorkflow(wf.id)).toBeNull();
+    });
+
     it('lets groups take turns: a small group is not held behind a large one', async () => {
       const { backend } = store;
       await enqueueGroup(backend, 'A', 50);

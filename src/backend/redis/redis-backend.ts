@@ -19,7 +19,7 @@ import type {
   NewWorkflow, WorkflowInputs, WorkflowPage, WorkflowRecord, WorkflowState,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
-import { checkStorableTasks } from '../shared.js';
+import { checkGroup, checkStorableTasks } from '../shared.js';
 import { ackAndClaim } from './ack-claim.js';
 import * as audit from './audit.js';
 import { quit, RedisConnection, type RedisBackendOptions } from './connection.js';
@@ -190,6 +190,8 @@ export class RedisBackend implements SchedulingBackend {
   // ── workflows (workflows.ts) ────────────────────────────────────────────────
 
   async createWorkflow(workflow: NewWorkflow): Promise<{ id: string; state: WorkflowState }> {
+    for (const node of workflow.nodes) checkGroup(node.taskId, node.task.group);
+    if (workflow.onFinish) checkGroup(workflow.onFinish.taskId, workflow.onFinish.task.group);
     const prepared = workflows.prepareWorkflow(workflow);
     await workflows.refuseTakenIds(this.c, workflow);
     const [reply] = await this.workflowCreates.enqueue([prepared]);

@@ -4,6 +4,7 @@
  * 'stale'. Lease renewals are in leases.ts, logs and progress in progress.ts.
  */
 import { DEFAULT_RETENTION, type Ack, type AckResult } from '../contract.js';
+import { joinTurns, QUEUED_SORT_KEY } from './groups.js';
 import { HELD } from './leases.js';
 import type { Transition } from './transition.js';
 
@@ -16,8 +17,8 @@ const RETRY = `UPDATE tasks SET state = 'retrying', attempt = attempt - ?, last_
     cancel_requested = 0, lease_token = NULL, ${APPEND_ATTEMPT} WHERE ${HELD}`;
 const HAND_BACK = `UPDATE tasks SET state = 'retrying', attempt = attempt - 1, next_run_at = ?, sort_key = ?,
     cancel_requested = 0, lease_token = NULL WHERE ${HELD}`;
-const REQUEUE = `UPDATE tasks SET state = 'queued', attempt = attempt - 1, worker_id = NULL, enqueued_at = ?, sort_key = ?,
-    lease_token = NULL, ${APPEND_ATTEMPT} WHERE ${HELD}`;
+const REQUEUE = `UPDATE tasks SET state = 'queued', attempt = attempt - 1, worker_id = NULL, enqueued_at = ?, sort_key = ${QUEUED_SORT_KEY},
+    lease_token = NULL, ${APPEND_ATTEMPT} WHERE ${HELD} RETURNING grp`;
 
 /** Ends attempts: complete, retry, dead, cancelled, requeue (graceful shutdown) or hand-back. */
 export function ackAttempts(t: Transition, acks: Ack[]): AckResult[] {
@@ -106,12 +107,14 @@ function applyAck(t: Transition, ack: Ack): boolean {
       return done;
     }
     case 'requeue': {
-      const done = t.run(REQUEUE, t.now, t.frontOfLine(ack.queue), attempt, ...held).changes > 0;
-      if (done) {
+      // At the front of its line (its group's, which keeps its place in the turns or joins them).
+      const requeued = t.get<{ grp: string | null }>(REQUEUE, t.now, t.frontOfLine(ack.queue), attempt, ...held);
+      if (requeued) {
+        joinTurns(t, ack.queue, requeued.grp);
         t.moved(ack.queue, 'running', 'queued');
         t.wake(ack.queue);
       }
-      return done;
+      return requeued !== undefined;
     }
   }
 }

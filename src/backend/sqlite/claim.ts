@@ -1,15 +1,13 @@
 /** Working: claiming queued tasks into leases. */
 import { shortId } from '../../core/ids.js';
-import type { ClaimRequest, ClaimResult, QueueLimits } from '../contract.js';
+import type { ClaimedTask, ClaimRequest, ClaimResult, QueueLimits } from '../contract.js';
 import { FORWARD_LIMIT } from '../shared.js';
+import { claimInTurns } from './groups.js';
 import { forwardDue, nextDueAt } from './lifecycle.js';
-import { decodeClaimed, type ClaimRow } from './rows.js';
+import { CLAIM_COLUMNS, decodeClaimed, type ClaimRow } from './rows.js';
 import type { Transition } from './transition.js';
 
-const SELECT_QUEUED = `SELECT t.id, t.type, t.attempt, t.max_retries, t.timeout, t.deadline, t.created_at, t.headers, t.links, t.backoff,
-    p.body AS payload
-  FROM tasks t LEFT JOIN payloads p ON p.id = t.id
-  WHERE t.queue = ? AND t.state = 'queued' ORDER BY t.sort_key LIMIT ?`;
+const SELECT_QUEUED = `${CLAIM_COLUMNS} WHERE t.queue = ? AND t.state = 'queued' ORDER BY t.sort_key LIMIT ?`;
 
 const START_ATTEMPT = `UPDATE tasks SET state = 'running', attempt = attempt + 1, started_at = ?, worker_id = ?, sort_key = ?,
     lease_token = ?, next_run_at = NULL
@@ -37,33 +35,40 @@ interface Allowance {
 /**
  * Claims up to `count` queued tasks (oldest first) from each requested queue for a worker,
  * leasing each for `leaseMs`, within the queue's concurrency and rate; first moves the queue's
- * due scheduled/retrying tasks to queued.
+ * due scheduled/retrying tasks to queued. A queue that has had grouped tasks is claimed from in
+ * its groups' turns, within its groupConcurrency (groups.ts).
  */
 export function claimTasks(t: Transition, workerId: string, requests: ClaimRequest[], leaseMs: number): ClaimOutcome {
   const results = requests.map((request): ClaimResult => {
     const { queue } = request;
     forwardDue(t, queue, FORWARD_LIMIT);
-    const { paused, limits } = t.queue(queue);
+    const { paused, limits, turn } = t.queue(queue);
     if (paused) return { queue, tasks: [], paused: true, more: false, nextDueAt: nextDueAt(t, queue), limited: null, limitedUntil: null, now: t.now };
     const allowed = limits.concurrency === null && limits.rate === null
       ? { count: request.count, limit: null, until: null }
       : allowance(t, queue, limits, request.count);
-    const rows = allowed.count > 0 ? t.all<ClaimRow>(SELECT_QUEUED, queue, allowed.count) : [];
     const expires = t.now + leaseMs;
-    const tokenBase = rows.length > 0 ? shortId() : '';
-    const tasks = rows.map((row, i) => {
-      const token = `${tokenBase}.${i}`;
+    let tokenBase = '';
+    let started = 0;
+    const start = (row: ClaimRow): ClaimedTask => {
+      if (started === 0) tokenBase = shortId();
+      const token = `${tokenBase}.${started++}`;
       t.run(START_ATTEMPT, t.now, workerId, expires, token, row.id);
       t.moved(queue, 'queued', 'running');
       t.emitLifecycle('started', queue, row.id, String(row.attempt + 1), row.type);
       return decodeClaimed(queue, row, t.now, token, expires);
-    });
+    };
+    let tasks: ClaimedTask[] = [];
+    let groupsFull = false;
+    if (allowed.count > 0 && turn === 0) tasks = t.all<ClaimRow>(SELECT_QUEUED, queue, allowed.count).map(start);
+    else if (allowed.count > 0) ({ tasks, full: groupsFull } = claimInTurns(t, queue, allowed.count, start));
     if (limits.rate !== null && tasks.length > 0) {
       t.run('INSERT INTO queue_starts (queue, at, n) VALUES (?, ?, ?) ON CONFLICT (queue, at) DO UPDATE SET n = n + excluded.n', queue, t.now, tasks.length);
     }
     const more = t.get("SELECT 1 FROM tasks WHERE queue = ? AND state = 'queued' LIMIT 1", queue) !== undefined;
-    // A limit held the claim back when it cut the count while tasks were left queued.
-    const limited = allowed.count < request.count && more ? allowed.limit : null;
+    // A limit held the claim back when it cut the count while tasks were left queued: the groups'
+    // when groups running their groupConcurrency left some of the room untaken.
+    const limited = !more ? null : groupsFull && tasks.length < allowed.count ? 'group' : allowed.count < request.count ? allowed.limit : null;
     return {
       queue, tasks, paused: false, more, nextDueAt: nextDueAt(t, queue),
       limited, limitedUntil: limited === 'rate' ? allowed.until : null, now: t.now,

@@ -2,11 +2,12 @@
 import type { NewTask } from '../../core/task.js';
 import { isFinished, type TaskState } from '../../core/task.js';
 import type { EnqueueOutcome } from '../contract.js';
+import { groupOf, joinTurns, queuedSortKey } from './groups.js';
 import type { Transition } from './transition.js';
 
 const INSERT_TASK = `INSERT INTO tasks (id, queue, type, state, sort_key, max_retries, timeout, deadline, created_at, enqueued_at,
-    next_run_at, unique_key, retention, backoff, headers, links)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+    next_run_at, unique_key, retention, backoff, headers, links, grp)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /**
  * Stores the tasks of several enqueue calls (EnqueueGroups: `sizes` is how many each brought), in
@@ -81,8 +82,8 @@ function storedPerBoundedQueue(t: Transition, tasks: NewTask[]): Map<string, num
 
 /**
  * Stores each task unless its id exists (in any queue) or its unique key is held by an
- * unfinished task whose uniqueFor TTL has not run out. Tasks due now are queued, later ones
- * scheduled.
+ * unfinished task whose uniqueFor TTL has not run out. Tasks due now are queued (a grouped one
+ * in its group's line, the group joining the turns), later ones scheduled.
  */
 export function enqueueTasks(t: Transition, tasks: NewTask[]): EnqueueOutcome[] {
   return tasks.map((task): EnqueueOutcome => {
@@ -98,14 +99,17 @@ export function enqueueTasks(t: Transition, tasks: NewTask[]): EnqueueOutcome[] 
     const due = task.runAt !== null && task.runAt >= 0 ? task.runAt : task.delay !== null && task.delay > 0 ? t.now + task.delay : null;
     const scheduled = due !== null && due > t.now;
     const state: TaskState = scheduled ? 'scheduled' : 'queued';
+    const group = groupOf(task);
     t.run(
       INSERT_TASK,
-      task.id, task.queue, task.type, state, scheduled ? due : t.backOfLine(task.queue), task.maxRetries, task.timeout, task.deadline,
-      t.now, scheduled ? null : t.now, scheduled ? due : null, task.uniqueKey, task.retention,
+      task.id, task.queue, task.type, state, scheduled ? due : queuedSortKey(t.backOfLine(task.queue), group), task.maxRetries, task.timeout,
+      task.deadline, t.now, scheduled ? null : t.now, scheduled ? due : null, task.uniqueKey, task.retention,
       task.backoff === null ? null : JSON.stringify(task.backoff),
       task.headers === null ? null : JSON.stringify(task.headers),
       task.links === null ? null : JSON.stringify(task.links),
+      group,
     );
+    if (!scheduled) joinTurns(t, task.queue, group);
     t.run('INSERT INTO payloads (id, body) VALUES (?, ?)', task.id, task.payload);
     t.moved(task.queue, null, state);
     // A scheduled task wakes workers too: they learn its due time and wait for it.

@@ -1,18 +1,21 @@
 /** Inspecting: queues, tasks and counters, read in one (deferred, read-only) transaction each. */
 import type { TaskRecord, TaskState } from '../../core/task.js';
-import type { DailyStat, MinuteStat, QueueInfo, QueueLimits, TaskPage } from '../contract.js';
+import type { DailyStat, MinuteStat, QueueGroups, QueueInfo, QueueLimits, TaskPage } from '../contract.js';
 import { decodeCursor, encodeCursor, pageLimit } from '../page-cursor.js';
 import { countWithin, dayString, emptyCounts, MAX_STAT_DAYS, MAX_STAT_MINUTES } from '../shared.js';
 import type { StatementCache } from './database.js';
 import { decodeRecord, TASK_COLUMNS, TASK_FROM, type TaskRow } from './rows.js';
 import { LIVE_LEASES, STARTS_IN_WINDOW } from './claim.js';
+import { UNGROUPED, UNGROUPED_BELOW } from './groups.js';
 import { decodeLimits, LIMIT_COLUMNS, type LimitColumns } from './transition.js';
 
-const QUEUE_COLUMNS = `SELECT name, paused, processed, failed, refused, keep_completed, keep_dead, keep_cancelled, ${LIMIT_COLUMNS} FROM queues`;
+const QUEUE_COLUMNS = `SELECT name, paused, turn, processed, failed, refused, keep_completed, keep_dead, keep_cancelled, ${LIMIT_COLUMNS} FROM queues`;
 
 interface QueueRow extends LimitColumns {
   name: string;
   paused: number;
+  /** 0: the queue never had a grouped task (groups.ts). */
+  turn: number;
   refused: number;
   keep_completed: number | null;
   keep_dead: number | null;
@@ -36,13 +39,44 @@ function queueInfo(sql: StatementCache, row: QueueRow, now: number): QueueInfo {
   // Kept by the transitions (Transition.moved): one read, not a count of the queue's tasks.
   const byState = sql.get('SELECT state, n FROM state_counts WHERE queue = ? AND n > 0').all(row.name) as { state: TaskState; n: number }[];
   for (const { state, n } of byState) counts[state] = n;
-  const oldest = sql.get("SELECT enqueued_at FROM tasks WHERE queue = ? AND state = 'queued' ORDER BY sort_key LIMIT 1").get(row.name) as
-    | { enqueued_at: number | null }
-    | undefined;
-  const latency = oldest?.enqueued_at == null ? 0 : Math.max(0, now - oldest.enqueued_at);
+  const enqueuedAt = oldestQueued(sql, row.name, row.turn > 0);
+  const latency = enqueuedAt === null ? 0 : Math.max(0, now - enqueuedAt);
   const keep = { completed: row.keep_completed, dead: row.keep_dead, cancelled: row.keep_cancelled };
   const limits = decodeLimits(row);
-  return { name: row.name, paused: row.paused === 1, keep, limits, held: heldBy(sql, row.name, limits, now), counts, processed: row.processed, failed: row.failed, refused: row.refused, latency };
+  const groups = row.turn > 0 ? queueGroups(sql, row.name, now) : { waiting: 0, running: {} };
+  return { name: row.name, paused: row.paused === 1, keep, limits, held: heldBy(sql, row.name, limits, now), counts, processed: row.processed, failed: row.failed, refused: row.refused, latency, groups };
+}
+
+const FIRST_QUEUED = "SELECT enqueued_at FROM tasks WHERE queue = ? AND state = 'queued' ORDER BY sort_key LIMIT 1";
+const FIRST_GROUPED = `SELECT enqueued_at FROM tasks WHERE queue = ? AND state = 'queued' AND sort_key >= ${UNGROUPED_BELOW} ORDER BY sort_key LIMIT 1`;
+
+/**
+ * When the oldest queued task was queued: the front of the line, and in a queue that has had
+ * groups also the front of the groups' lines (which wait above the line without a group).
+ */
+function oldestQueued(sql: StatementCache, queue: string, grouped: boolean): number | null {
+  const fronts = [sql.get(FIRST_QUEUED).get(queue), grouped ? sql.get(FIRST_GROUPED).get(queue) : undefined] as ({ enqueued_at: number | null } | undefined)[];
+  const times = fronts.flatMap((front) => (front?.enqueued_at == null ? [] : [front.enqueued_at]));
+  return times.length === 0 ? null : Math.min(...times);
+}
+
+/** Most groups QueueInfo.groups.running lists. */
+const RUNNING_GROUPS_LISTED = 1000;
+/** The groups in the turns that have a queued task (a group without one may keep its row until a claim meets it). */
+const WAITING_GROUPS = `SELECT COUNT(*) AS n FROM group_turns g WHERE g.queue = ? AND g.grp <> '${UNGROUPED}'
+  AND EXISTS (SELECT 1 FROM tasks t WHERE t.queue = g.queue AND t.state = 'queued' AND t.grp = g.grp)`;
+const RUNNING_BY_GROUP = `SELECT grp, COUNT(*) AS n FROM tasks WHERE queue = ? AND state = 'running' AND grp IS NOT NULL AND sort_key > ?
+  GROUP BY grp ORDER BY grp LIMIT ${RUNNING_GROUPS_LISTED}`;
+
+/**
+ * QueueInfo.groups: how many groups have queued tasks, and the running tasks with a live lease
+ * (as groupConcurrency counts them) of each group that has one. Cost: a lookup per group in the
+ * turns, and the queue's running grouped tasks.
+ */
+function queueGroups(sql: StatementCache, queue: string, now: number): QueueGroups {
+  const { n } = sql.get(WAITING_GROUPS).get(queue) as { n: number };
+  const running = sql.get(RUNNING_BY_GROUP).all(queue, now) as { grp: string; n: number }[];
+  return { waiting: n, running: Object.fromEntries(running.map((r) => [r.grp, r.n])) };
 }
 
 /** The limit that holds the queue's waiting tasks back now (QueueInfo.held), as the claim judges it (claim.ts). */
@@ -65,7 +99,8 @@ function newestFirst(state: TaskState): boolean {
 }
 
 /**
- * One page of a queue's tasks in one state: queued oldest first (claim order), scheduled and
+ * One page of a queue's tasks in one state: queued oldest first (claim order; grouped tasks,
+ * which take turns, after those without a group), scheduled and
  * retrying by due time, running by lease expiry, finished newest first. The cursor is the
  * position after the last task returned (its sort key and id), so pages do not shift when tasks
  * ahead of it move.

@@ -1,5 +1,6 @@
 /** Moves of one task between states, shared by the transitions (see transition.ts). */
 import { DEFAULT_RETENTION } from '../contract.js';
+import { joinTurns, QUEUED_SORT_KEY } from './groups.js';
 import type { Transition } from './transition.js';
 
 export type FinalState = 'completed' | 'dead' | 'cancelled';
@@ -19,12 +20,16 @@ export function finishTask(t: Transition, id: string, queue: string, from: strin
   t.emitFinished(queue, id, state);
 }
 
-/** Puts a task (in state `from`) at the back of the queued line and wakes the queue's workers. */
+/**
+ * Puts a task (in state `from`) at the back of the queued line (its group's, joining the turns:
+ * groups.ts) and wakes the queue's workers.
+ */
 export function queueTask(t: Transition, id: string, queue: string, from: string): void {
-  t.run(
-    "UPDATE tasks SET state = 'queued', enqueued_at = ?, next_run_at = NULL, sort_key = ? WHERE id = ?",
+  const { grp } = t.get<{ grp: string | null }>(
+    `UPDATE tasks SET state = 'queued', enqueued_at = ?, next_run_at = NULL, sort_key = ${QUEUED_SORT_KEY} WHERE id = ? RETURNING grp`,
     t.now, t.backOfLine(queue), id,
-  );
+  )!;
+  joinTurns(t, queue, grp);
   t.moved(queue, from, 'queued');
   t.wake(queue);
 }

@@ -29,6 +29,8 @@ export interface TaskRow {
   backoff: string | null;
   headers: string | null;
   links: string | null;
+  /** The task's group (migration 0012), or null. */
+  grp: string | null;
   progress: string | null;
   attempts: string;
   logs: string;
@@ -40,7 +42,12 @@ export const TASK_COLUMNS = 'SELECT t.*, p.body AS payload';
 export const TASK_FROM = 'FROM tasks t LEFT JOIN payloads p ON p.id = t.id';
 
 /** The columns a claim needs. */
-export type ClaimRow = Pick<TaskRow, 'id' | 'type' | 'attempt' | 'max_retries' | 'timeout' | 'deadline' | 'created_at' | 'headers' | 'links' | 'backoff' | 'payload'>;
+export type ClaimRow = Pick<TaskRow, 'id' | 'type' | 'attempt' | 'max_retries' | 'timeout' | 'deadline' | 'created_at' | 'headers' | 'links' | 'backoff' | 'grp' | 'payload'>;
+
+/** Selects ClaimRows: `${CLAIM_COLUMNS} WHERE …` (tasks `t`). */
+export const CLAIM_COLUMNS = `SELECT t.id, t.type, t.attempt, t.max_retries, t.timeout, t.deadline, t.created_at, t.headers, t.links, t.backoff, t.grp,
+    p.body AS payload
+  FROM tasks t LEFT JOIN payloads p ON p.id = t.id`;
 
 function parseObject<T extends object>(text: string | null): T {
   const value = parseStoredJson(text);
@@ -48,7 +55,7 @@ function parseObject<T extends object>(text: string | null): T {
 }
 
 export function decodeClaimed(queue: string, row: ClaimRow, startedAt: number, token: string, leaseExpiresAt: number): ClaimedTask {
-  return {
+  const task: ClaimedTask = {
     id: row.id,
     type: row.type,
     queue,
@@ -65,6 +72,8 @@ export function decodeClaimed(queue: string, row: ClaimRow, startedAt: number, t
     token,
     leaseExpiresAt,
   };
+  if (row.grp !== null) task.group = row.grp;
+  return task;
 }
 
 export function decodeRecord(row: TaskRow): TaskRecord {
@@ -94,6 +103,7 @@ export function decodeRecord(row: TaskRow): TaskRecord {
     backoff: parseStoredJson(row.backoff) as BackoffSpec | null,
     headers: parseObject<Record<string, string>>(row.headers),
     links: parseObject<TaskLinks>(row.links),
+    group: row.grp,
     progress: parseStoredJson(row.progress, () => unreadable.push('progress')),
     cancelRequested: row.cancel_requested === 1,
     attempts: Array.isArray(attempts) ? (attempts as Partial<AttemptRecord>[]).map(normalizeAttempt) : [],

@@ -6,6 +6,7 @@
  * - database.ts   opening, pragmas, durability, busy handling;   schema.ts + migrations/  the schema
  * - transition.ts the bookkeeping of one write transaction;      lifecycle.ts  moves between states
  * - enqueue.ts, claim.ts, ack.ts, leases.ts, progress.ts, maintenance.ts, operate.ts   the transitions
+ * - groups.ts     task groups: their lines, their turns in the claim, groupConcurrency
  * - inspect.ts, rows.ts, workers.ts, task-types.ts               reading; the worker registry and task types
  * - search.ts     searching tasks across queues and states;    audit.ts  the audit log
  * - schedules.ts, fires.ts, schedulers.ts, locks.ts              schedules, their fires, the scheduler instances
@@ -23,7 +24,7 @@ import type {
   FireBatch, FireRecord, FireResult, ScheduleUpdate, SchedulingBackend, SchedulerCheckIn, SchedulerInstance, SchedulerList, ScheduleChanges,
 } from '../contract.js';
 import { EnqueueGroups } from '../enqueue-groups.js';
-import { checkStorableTasks, validateLockKey, validateQueueKeep, validateQueueLimits } from '../shared.js';
+import { checkGroup, checkStorableTasks, validateLockKey, validateQueueKeep, validateQueueLimits } from '../shared.js';
 import { ackAttempts } from './ack.js';
 import * as audit from './audit.js';
 import { renewLeases } from './leases.js';
@@ -239,6 +240,8 @@ export class SqliteBackend implements SchedulingBackend {
   // ── workflows (workflows.ts: the transitions; workflow-reads.ts) ───────────
 
   async createWorkflow(workflow: NewWorkflow): Promise<{ id: string; state: WorkflowState }> {
+    for (const node of workflow.nodes) checkGroup(node.taskId, node.task.group);
+    if (workflow.onFinish) checkGroup(workflow.onFinish.taskId, workflow.onFinish.task.group);
     await this.store.write((t) => workflows.createWorkflow(t, workflow));
     return { id: workflow.id, state: 'running' };
   }

@@ -15,6 +15,8 @@ interface QueueState {
   limits: QueueLimits;
   signal: number;
   position: number;
+  /** The number of the last turn given to one of its groups (groups.ts); 0: it never had a grouped task. */
+  turn: number;
   processed: number;
   failed: number;
   dirty: boolean;
@@ -92,10 +94,10 @@ export class Transition {
     let state = this.queues.get(name);
     if (!state) {
       const row = this.get<{
-        paused: number; signal: number; position: number; processed: number; failed: number;
+        paused: number; signal: number; position: number; turn: number; processed: number; failed: number;
         keep_completed: number | null; keep_dead: number | null; keep_cancelled: number | null;
       } & LimitColumns>(
-        `SELECT paused, signal, position, processed, failed, keep_completed, keep_dead, keep_cancelled, ${LIMIT_COLUMNS} FROM queues WHERE name = ?`,
+        `SELECT paused, signal, position, turn, processed, failed, keep_completed, keep_dead, keep_cancelled, ${LIMIT_COLUMNS} FROM queues WHERE name = ?`,
         name,
       );
       if (!row) this.run('INSERT INTO queues (name) VALUES (?)', name);
@@ -105,6 +107,7 @@ export class Transition {
         limits: row ? decodeLimits(row) : noLimits(),
         signal: row?.signal ?? 0,
         position: row?.position ?? 0,
+        turn: row?.turn ?? 0,
         processed: row?.processed ?? 0,
         failed: row?.failed ?? 0,
         dirty: false,
@@ -125,6 +128,14 @@ export class Transition {
   /** A place at the front of the queued line (claimed next). */
   frontOfLine(queue: string): number {
     return -this.backOfLine(queue);
+  }
+
+  /** The number of a new turn at the back of the queue's group turns (groups.ts). */
+  nextTurn(queue: string): number {
+    const state = this.queueState(queue);
+    state.turn += 1;
+    state.dirty = true;
+    return state.turn;
   }
 
   setPaused(queue: string, paused: boolean): void {
@@ -179,8 +190,12 @@ export class Transition {
    */
   moved(queue: string, from: string | null, to: string | null, tasks = 1): void {
     if (from === to || tasks === 0) return;
-    // A task that stops running frees a slot of a queue with a concurrency: its workers look again.
-    if (from === 'running' && this.queueState(queue).limits.concurrency !== null) this.wake(queue);
+    // A task that stops running frees a slot of a queue with a concurrency or a groupConcurrency:
+    // its workers look again.
+    if (from === 'running') {
+      const { limits } = this.queueState(queue);
+      if (limits.concurrency !== null || limits.groupConcurrency !== null) this.wake(queue);
+    }
     let deltas = this.stateDeltas.get(queue);
     if (!deltas) this.stateDeltas.set(queue, (deltas = new Map()));
     if (from !== null) deltas.set(from, (deltas.get(from) ?? 0) - tasks);
@@ -319,8 +334,8 @@ export class Transition {
     for (const [name, q] of this.queues) {
       if (!q.dirty) continue;
       this.run(
-        'UPDATE queues SET paused = ?, signal = ?, position = ?, processed = ?, failed = ? WHERE name = ?',
-        q.paused ? 1 : 0, q.signal, q.position, q.processed, q.failed, name,
+        'UPDATE queues SET paused = ?, signal = ?, position = ?, turn = ?, processed = ?, failed = ? WHERE name = ?',
+        q.paused ? 1 : 0, q.signal, q.position, q.turn, q.processed, q.failed, name,
       );
     }
     const day = Math.floor(this.now / DAY_MS);

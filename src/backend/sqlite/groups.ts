@@ -1,0 +1,133 @@
+/**
+ * Groups: the enqueue option `group` (a tenant, a customer…) and the queue's groupConcurrency
+ * (DESIGN §16): at most N running per group, and groups with queued tasks take turns, so that a
+ * group with 100,000 tasks does not starve one with 10.
+ *
+ * Lines. A queued task of a group waits at sort key GROUP_LINE + its place in line: above the
+ * line of the tasks without a group, whose places (the queue's position counter) stay far below
+ * UNGROUPED_BELOW. So the tasks without a group are a range of tasks_by_state however many
+ * grouped tasks wait, and each group's line is a range of tasks_by_group (migration 0012).
+ *
+ * Turns. group_turns has a row per group with queued tasks, and one (UNGROUPED) for the tasks
+ * without a group, made with the queue's first group and kept; the lowest `turn` goes next. The
+ * claim walks the turns from the front: a participant that takes a task (one per turn) goes to
+ * the back with a new turn number; one that cannot (a group running its groupConcurrency, no task
+ * without a group) keeps its place, and goes first once it can. The walk ends when it has its
+ * room, or when it passed every participant since one last took a task. A group found without
+ * queued tasks leaves the turns; every move of a grouped task to queued joins them (joinTurns),
+ * so each group with queued tasks has its row.
+ *
+ * Cost of a claim: a few index lookups per participant it passes or takes from, whatever the
+ * length of a group's line. A queue that never had a grouped task (`queues.turn` 0) claims
+ * without looking at the turns at all.
+ */
+import type { NewTask } from '../../core/task.js';
+import type { ClaimedTask } from '../contract.js';
+import { CLAIM_COLUMNS, type ClaimRow } from './rows.js';
+import type { Transition } from './transition.js';
+
+/** Where the lines of the groups start (a safe integer with room either side of it). */
+export const GROUP_LINE = 2 ** 52;
+/** The line of the tasks without a group: sort keys below this. */
+export const UNGROUPED_BELOW = GROUP_LINE / 2;
+/** The participant of group_turns that stands for the tasks without a group (a group has 1–200 characters). */
+export const UNGROUPED = '';
+
+/** The group a new task is stored with (null: none). */
+export function groupOf(task: Pick<NewTask, 'group'>): string | null {
+  return task.group === undefined || task.group === null || task.group === UNGROUPED ? null : task.group;
+}
+
+/** The sort key of a queued task at `place` in line (Transition.backOfLine, frontOfLine). */
+export function queuedSortKey(place: number, group: string | null): number {
+  return group === null ? place : GROUP_LINE + place;
+}
+
+/** queuedSortKey in SQL, for an UPDATE of a task row, with the place as its parameter. */
+export const QUEUED_SORT_KEY = `? + CASE WHEN grp IS NULL THEN 0 ELSE ${GROUP_LINE} END`;
+
+const HAS_TURN = 'SELECT 1 FROM group_turns WHERE queue = ? AND grp = ?';
+const ADD_TURN = 'INSERT INTO group_turns (queue, grp, turn) VALUES (?, ?, ?)';
+
+/**
+ * A task of `group` (null: none, nothing to do) was queued: the group joins the back of the
+ * queue's turns unless it has its place already. The queue's first group brings the tasks
+ * without a group in, ahead of it.
+ */
+export function joinTurns(t: Transition, queue: string, group: string | null): void {
+  if (group === null || t.get(HAS_TURN, queue, group)) return;
+  if (!t.get(HAS_TURN, queue, UNGROUPED)) t.run(ADD_TURN, queue, UNGROUPED, t.nextTurn(queue));
+  t.run(ADD_TURN, queue, group, t.nextTurn(queue));
+}
+
+export const NEXT_IN_TURN = 'SELECT grp, turn FROM group_turns WHERE queue = ? AND turn > ? ORDER BY turn LIMIT 1';
+const ANOTHER_GROUP = `SELECT 1 FROM group_turns WHERE queue = ? AND grp > '${UNGROUPED}' LIMIT 1`;
+const TO_THE_BACK = 'UPDATE group_turns SET turn = ? WHERE queue = ? AND grp = ?';
+const LEAVE_TURNS = 'DELETE FROM group_turns WHERE queue = ? AND grp = ?';
+/** The oldest two queued tasks of a group (the second says whether it has more); rowids, from the index alone. */
+export const GROUP_FRONT = "SELECT rowid AS at FROM tasks WHERE queue = ? AND state = 'queued' AND grp = ? ORDER BY sort_key LIMIT 2";
+const CLAIM_ROW_AT = `${CLAIM_COLUMNS} WHERE t.rowid = ?`;
+/** The oldest queued tasks without a group. */
+export const UNGROUPED_FRONT = `${CLAIM_COLUMNS} WHERE t.queue = ? AND t.state = 'queued' AND t.sort_key < ${UNGROUPED_BELOW} ORDER BY t.sort_key LIMIT ?`;
+/** A group's running tasks with a live lease at a time (as LIVE_LEASES counts the queue's). */
+export const LIVE_IN_GROUP = "SELECT COUNT(*) AS n FROM tasks WHERE queue = ? AND state = 'running' AND grp = ? AND sort_key > ?";
+
+/**
+ * Claims up to `room` queued tasks of a queue that has had grouped tasks, in turns (see the top
+ * of this file), starting each with `start` as it is taken. `full`: a group passed its turn
+ * because it ran its groupConcurrency.
+ */
+export function claimInTurns(
+  t: Transition, queue: string, room: number, start: (row: ClaimRow) => ClaimedTask,
+): { tasks: ClaimedTask[]; full: boolean } {
+  const limit = t.queue(queue).limits.groupConcurrency;
+  const tasks: ClaimedTask[] = [];
+  /** Running tasks with a live lease per group met, with those this claim started. */
+  const live = new Map<string, number>();
+  let full = false;
+  // The walk's place in the turns: participants moved to the back come round again after it.
+  let after = 0;
+  while (tasks.length < room) {
+    const next = t.get<{ grp: string; turn: number }>(NEXT_IN_TURN, queue, after);
+    if (!next) {
+      // No turns at all (never so after joinTurns): the tasks without a group, as before.
+      if (after === 0) tasks.push(...t.all<ClaimRow>(UNGROUPED_FRONT, queue, room).map(start));
+      break;
+    }
+    after = next.turn;
+    const group = next.grp;
+    if (group === UNGROUPED) {
+      if (!t.get(ANOTHER_GROUP, queue)) {
+        // No group left in the turns: the rest of the room from the line without a group at once.
+        tasks.push(...t.all<ClaimRow>(UNGROUPED_FRONT, queue, room - tasks.length).map(start));
+        break;
+      }
+      const [row] = t.all<ClaimRow>(UNGROUPED_FRONT, queue, 1);
+      if (row) {
+        tasks.push(start(row));
+        t.run(TO_THE_BACK, t.nextTurn(queue), queue, group);
+      }
+      continue;
+    }
+    const front = t.all<{ at: number }>(GROUP_FRONT, queue, group);
+    if (front.length === 0) {
+      t.run(LEAVE_TURNS, queue, group);
+      continue;
+    }
+    let running = live.get(group) ?? 0;
+    if (limit !== null) {
+      if (!live.has(group)) running = t.get<{ n: number }>(LIVE_IN_GROUP, queue, group, t.now)!.n;
+      if (running >= limit) {
+        // Passes its turn, keeping its place.
+        live.set(group, running);
+        full = true;
+        continue;
+      }
+    }
+    tasks.push(start(t.get<ClaimRow>(CLAIM_ROW_AT, front[0].at)!));
+    live.set(group, running + 1);
+    if (front.length === 1) t.run(LEAVE_TURNS, queue, group);
+    else t.run(TO_THE_BACK, t.nextTurn(queue), queue, group);
+  }
+  return { tasks, full };
+}
