@@ -21,6 +21,8 @@ export interface Task {
   worker_id: string | null;
   progress: unknown;
   cancel_requested: boolean;
+  /** The task's group in its queue (the enqueue option `group`); null: none. */
+  group: string | null;
   logs: { at: string | null; message: string }[];
   links: { schedule_id: string | null; schedule_fire_id: string | null; workflow_id: string | null; workflow_node: string | null; parent_id: string | null };
   attempts: { attempt: number; started_at: string | null; finished_at: string | null; outcome: string; error: string | null; worker_id: string | null }[];
@@ -66,6 +68,8 @@ export interface Queue {
   processed: number;
   failed: number;
   latency_ms: number;
+  /** Groups with queued tasks, and running tasks per group that has some (at most 1,000 groups). */
+  groups: { waiting: number; running: Record<string, number> };
 }
 
 export interface Schedule {

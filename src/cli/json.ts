@@ -40,6 +40,7 @@ export function taskJson(task: TaskRecord) {
     cancelRequested: task.cancelRequested,
     headers: task.headers,
     links: task.links,
+    group: typeof task.group === 'string' ? task.group : null,
     attempts: task.attempts.map((a) => ({
       attempt: a.attempt,
       startedAt: a.startedAt,
@@ -70,6 +71,7 @@ export function queueJson(queue: QueueInfo) {
     processed: queue.processed,
     failed: queue.failed,
     latencyMs: queue.latency,
+    groups: { waiting: queue.groups?.waiting ?? 0, running: { ...queue.groups?.running } },
   };
 }
 

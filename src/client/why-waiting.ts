@@ -1,7 +1,7 @@
 /** Why a stored task has not started yet (core/why-waiting.ts), reading its queue and the live workers. */
-import type { Backend } from '../backend/contract.js';
+import type { Backend, QueueInfo } from '../backend/contract.js';
 import type { TaskRecord } from '../core/task.js';
-import { whyWaiting, type Waiting } from '../core/why-waiting.js';
+import { whyWaiting, type Waiting, type WaitingGroup } from '../core/why-waiting.js';
 
 export async function whyTaskWaits(backend: Backend, task: TaskRecord): Promise<Waiting | null> {
   return (await whyTasksWait(backend, [task]))[0];
@@ -13,7 +13,21 @@ export async function whyTasksWait(backend: Backend, tasks: TaskRecord[]): Promi
   if (!tasks.some(waits)) return tasks.map(() => null);
   const names = [...new Set(tasks.filter(waits).map((t) => t.queue))];
   const [queues, workers] = await Promise.all([Promise.all(names.map((name) => backend.getQueue(name))), backend.listWorkers()]);
-  const paused = new Set(queues.filter((q) => q?.paused).map((q) => q!.name));
-  const held = new Map(queues.filter((q) => q?.held).map((q) => [q!.name, { ...q!.held!, rate: q!.limits.rate, concurrency: q!.limits.concurrency }]));
-  return tasks.map((t) => (waits(t) ? whyWaiting(t, { queuePaused: paused.has(t.queue), held: held.get(t.queue) ?? null, workers }) : null));
+  const byName = new Map(queues.filter((q): q is QueueInfo => q !== null).map((q) => [q.name, q]));
+  return tasks.map((t) => {
+    if (!waits(t)) return null;
+    const queue = byName.get(t.queue);
+    const held = queue?.held ? { ...queue.held, rate: queue.limits.rate, concurrency: queue.limits.concurrency } : null;
+    return whyWaiting(t, { queuePaused: queue?.paused === true, held, group: groupShare(queue, t.group), workers });
+  });
+}
+
+/** The task's group's running count against its queue's groupConcurrency; null when either has none. */
+function groupShare(queue: QueueInfo | undefined, group: string | null | undefined): WaitingGroup | null {
+  const limit = queue?.limits.groupConcurrency ?? null;
+  if (limit === null || typeof group !== 'string') return null;
+  // A group named like an Object.prototype member ("constructor") must read as its own count.
+  const running = queue?.groups?.running;
+  const count = running !== undefined && Object.hasOwn(running, group) ? running[group] : 0;
+  return { groupConcurrency: limit, running: typeof count === 'number' ? count : 0 };
 }

@@ -1,7 +1,7 @@
 /**
  * The graph form of a workflow — JSON, for the HTTP API and `taskline workflow run --file`:
  * `{ id?, name?, failFast?, retention?, nodes: [{ id, type, payload?, dependsOn?, runOnFailure?,
- * queue?, maxRetries?, timeout?, delay?, runAt?, deadline?, retention?, headers? }], onFinish? }`.
+ * queue?, maxRetries?, timeout?, delay?, runAt?, deadline?, retention?, headers?, group? }], onFinish? }`.
  * Nodes keep the order of the array (their results arrive in dependsOn order).
  */
 import { TasklineError } from '../core/errors.js';
@@ -9,8 +9,8 @@ import { quote } from '../core/validate.js';
 import { task, type GraphPart, type TaskPart, type WorkflowTaskOptions } from '../core/workflow.js';
 import type { WorkflowOptions } from './workflow-plan.js';
 
-const NODE_FIELDS = ['id', 'type', 'payload', 'dependsOn', 'runOnFailure', 'queue', 'maxRetries', 'timeout', 'delay', 'runAt', 'deadline', 'retention', 'headers'] as const;
-const TASK_FIELDS = ['type', 'payload', 'queue', 'maxRetries', 'timeout', 'delay', 'runAt', 'deadline', 'retention', 'headers'] as const;
+const NODE_FIELDS = ['id', 'type', 'payload', 'dependsOn', 'runOnFailure', 'queue', 'maxRetries', 'timeout', 'delay', 'runAt', 'deadline', 'retention', 'headers', 'group'] as const;
+const TASK_FIELDS = ['type', 'payload', 'queue', 'maxRetries', 'timeout', 'delay', 'runAt', 'deadline', 'retention', 'headers', 'group'] as const;
 const TOP_FIELDS = ['id', 'name', 'failFast', 'retention', 'nodes', 'onFinish'] as const;
 
 function invalid(message: string): TasklineError {

@@ -1,14 +1,15 @@
 /**
  * Why a task that is not running has not started yet, in words an operator acts on: its queue is
  * paused, it waits for its time (scheduled, retrying), a limit of its queue holds it back (rate,
- * concurrency), no live worker serves its queue or handles its type, or every worker that could
- * run it is busy. Pure: the caller reads the queue and the
- * live workers; a finished or running task has no reason (null).
+ * concurrency, its group's concurrency), no live worker serves its queue or handles its type, or
+ * every worker that could run it is busy. Pure: the caller reads the queue and the live workers;
+ * a finished or running task has no reason (null).
  */
 import { handlesType, type TaskState } from './task.js';
 
 export const WAITING_REASONS = [
-  'paused', 'scheduled', 'retrying', 'rate-limited', 'concurrency-full', 'no-worker-for-queue', 'no-worker-for-type', 'workers-busy',
+  'paused', 'scheduled', 'retrying', 'rate-limited', 'concurrency-full', 'group-concurrency-full',
+  'no-worker-for-queue', 'no-worker-for-type', 'workers-busy',
 ] as const;
 export type WaitingReason = (typeof WAITING_REASONS)[number];
 
@@ -26,6 +27,8 @@ export interface WaitingTask {
   nextRunAt: number | null;
   attempt: number;
   maxRetries: number;
+  /** The task's group in its queue (the enqueue option `group`); null or absent: none. */
+  group?: string | null;
 }
 
 export interface WaitingWorker {
@@ -50,7 +53,23 @@ export interface WaitingLimit {
   concurrency: number | null;
 }
 
-export function whyWaiting(task: WaitingTask, context: { queuePaused: boolean; held?: WaitingLimit | null; workers: WaitingWorker[] }): Waiting | null {
+/**
+ * The task's group's share of its queue's groupConcurrency: the limit and how many of the group
+ * run now (QueueInfo.groups.running). Absent: the queue has no group concurrency, or the task no group.
+ */
+export interface WaitingGroup {
+  groupConcurrency: number;
+  running: number;
+}
+
+export interface WaitingContext {
+  queuePaused: boolean;
+  held?: WaitingLimit | null;
+  group?: WaitingGroup | null;
+  workers: WaitingWorker[];
+}
+
+export function whyWaiting(task: WaitingTask, context: WaitingContext): Waiting | null {
   if (task.state !== 'queued' && task.state !== 'scheduled' && task.state !== 'retrying') return null;
   // A wait for a time in a paused queue says both: the time alone would promise a start.
   const paused = context.queuePaused ? `; the queue ${task.queue} is paused` : '';
@@ -68,6 +87,14 @@ export function whyWaiting(task: WaitingTask, context: { queuePaused: boolean; h
   }
   if (held?.limit === 'concurrency' && held.concurrency !== null) {
     return { reason: 'concurrency-full', message: `the queue ${task.queue} runs as many tasks as its concurrency allows (${held.concurrency})`, until: null };
+  }
+  const group = context.group ?? null;
+  if (typeof task.group === 'string' && group !== null && group.running >= group.groupConcurrency) {
+    return {
+      reason: 'group-concurrency-full',
+      message: `the group ${task.group} of the queue ${task.queue} runs as many tasks as its group concurrency allows (${group.groupConcurrency})`,
+      until: null,
+    };
   }
   const serving = context.workers.filter((w) => w.queues.includes(task.queue));
   if (serving.length === 0) return { reason: 'no-worker-for-queue', message: `no live worker serves the queue ${task.queue}`, until: null };

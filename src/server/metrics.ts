@@ -11,7 +11,10 @@
  *   Queue controls, read from the store at scrape time: scheduler_queue_running{queue_name}
  *   (running tasks), scheduler_queue_held_tasks{queue_name,limit} (queued tasks a limit holds
  *   back now: rate or concurrency), scheduler_queue_refused_total{queue_name} (enqueued tasks
- *   its maxLength refused, counted by the store for every producer).
+ *   its maxLength refused, counted by the store for every producer); and of the enqueue option
+ *   `group`: scheduler_group_running{queue_name,group} (running tasks of each group that has
+ *   some — at most 1,000 groups a queue, as the store lists them) and
+ *   scheduler_queue_waiting_groups{queue_name} (groups with queued tasks).
  * Each process uses its own Registry (no global state), so tests can run several in one process.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -70,6 +73,22 @@ export function instrumentTaskCenter(registry: Registry, backend: Backend, hub: 
     collect: collectQueues<Gauge<string>>((gauge, q) => {
       for (const limit of ['rate', 'concurrency']) gauge.set({ queue_name: q.name, limit }, q.held?.limit === limit ? q.counts.queued : 0);
     }),
+  });
+  new Gauge({
+    name: 'scheduler_group_running',
+    help: 'Running tasks per queue and enqueue group, for the groups with running tasks (at most 1,000 a queue; read from the store at scrape time)',
+    labelNames: ['queue_name', 'group'],
+    registers: [registry],
+    collect: collectQueues<Gauge<string>>((gauge, q) => {
+      for (const [group, running] of Object.entries(q.groups?.running ?? {})) gauge.set({ queue_name: q.name, group }, running);
+    }),
+  });
+  new Gauge({
+    name: 'scheduler_queue_waiting_groups',
+    help: 'Enqueue groups with queued tasks per queue (read from the store at scrape time)',
+    labelNames: ['queue_name'],
+    registers: [registry],
+    collect: collectQueues<Gauge<string>>((gauge, q) => gauge.set({ queue_name: q.name }, q.groups?.waiting ?? 0)),
   });
   new Counter({
     name: 'scheduler_queue_refused_total',

@@ -84,6 +84,7 @@ export function taskStatus(task: TaskRecord) {
     worker_id: task.workerId,
     progress: task.progress ?? null,
     cancel_requested: task.cancelRequested === true,
+    group: typeof task.group === 'string' ? task.group : null,
     logs: (Array.isArray(task.logs) ? task.logs : []).map((line, i) => logLineView(marks, i, line)),
     links: linksView(task.links),
     attempts: attempts.map((a, i) => {
@@ -150,7 +151,14 @@ export function queueView(queue: QueueInfo) {
     processed: marks.count('processed', queue.processed),
     failed: marks.count('failed', queue.failed),
     latency_ms: marks.count('latency_ms', queue.latency),
+    groups: groupsView(marks, queue.groups),
   });
+}
+
+/** How many groups wait, and the running tasks of each group that has some. */
+function groupsView(marks: Marks, groups: QueueInfo['groups'] | undefined) {
+  const running = Object.entries(groups?.running ?? {}).map(([group, n]) => [group, marks.count(`groups.running.${group}`, n)] as const);
+  return { waiting: groups === undefined ? 0 : marks.count('groups.waiting', groups.waiting), running: Object.fromEntries(running) };
 }
 
 export function scheduleView(s: Schedule) {

@@ -14,6 +14,11 @@ const positiveMs = z.number().int().positive().describe(POSITIVE_MS);
 /** Epoch ms or an ISO-8601 time. */
 const instant = z.union([wholeMs, z.string().datetime({ offset: true })]).describe(INSTANT);
 const taskType = z.string().min(1).describe('a task type string of 1–200 characters');
+/** The enqueue option `group`, as core/options.ts validateGroup takes it (checked here too, so a bad one names its field). */
+const group = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:@/+=-]{1,200}$/)
+  .describe('a group: 1–200 characters of letters, digits and _ . : @ / + = -');
 const queryInt = (max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().nonnegative().max(max);
 
 export const TaskState = z.enum(TASK_STATES);
@@ -32,6 +37,7 @@ const enqueueOptions = {
   uniqueKey: z.string().optional(),
   retention: wholeMs.optional(),
   headers: z.record(z.string()).optional(),
+  group: group.optional(),
 };
 
 export const EnqueueItem = z.object({ type: taskType, payload: z.unknown().optional(), ...enqueueOptions }).strict();
@@ -53,6 +59,7 @@ export const EnqueueQuery = z
     uniqueFor: z.coerce.number().int().positive().describe(POSITIVE_MS).optional(),
     uniqueKey: z.string().optional(),
     retention: queryInt().describe(WHOLE_MS).optional(),
+    group: group.optional(),
   })
   .strict();
 
@@ -85,6 +92,7 @@ export const TaskStatus = z.object({
   worker_id: z.string().nullable(),
   progress: z.unknown(),
   cancel_requested: z.boolean(),
+  group: z.string().nullable().describe('the task\'s group in its queue (the enqueue option group); null: none'),
   waiting: z
     .object({
       reason: z.enum(WAITING_REASONS),
@@ -147,6 +155,12 @@ export const QueueView = z.object({
   processed: z.number().int(),
   failed: z.number().int(),
   latency_ms: z.number().int(),
+  groups: z
+    .object({
+      waiting: z.number().int().describe('groups with queued tasks'),
+      running: z.record(z.number().int()).describe('running tasks per group, for each group with one (at most 1,000 groups)'),
+    })
+    .describe('the queue\'s groups (the enqueue option group)'),
   invalid,
 });
 export const QueueList = z.object({ queues: z.array(QueueView) });

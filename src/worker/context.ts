@@ -40,6 +40,16 @@ export interface TaskMeta {
   startedAt: number;
   headers: Record<string, string>;
   links: TaskLinks;
+  /** The task's group in its queue (the enqueue option `group`, e.g. a tenant id); null when it has none. */
+  group: string | null;
+}
+
+/** What a handler (and the worker's events) see of a claimed task. */
+export function taskMeta(task: ClaimedTask): TaskMeta {
+  return {
+    id: task.id, type: task.type, queue: task.queue, attempt: task.attempt, maxRetries: task.maxRetries,
+    createdAt: task.createdAt, startedAt: task.startedAt, headers: task.headers, links: task.links, group: task.group ?? null,
+  };
 }
 
 /** The second argument of every handler, and what middleware receives. */
@@ -193,11 +203,7 @@ export class AttemptContext implements TaskContext {
 
   get task(): TaskMeta {
     if (this.#task === null) {
-      const { task } = this.#execution;
-      this.#task = {
-        id: task.id, type: task.type, queue: task.queue, attempt: task.attempt, maxRetries: task.maxRetries,
-        createdAt: task.createdAt, startedAt: task.startedAt, headers: task.headers, links: task.links,
-      };
+      this.#task = taskMeta(this.#execution.task);
     }
     return this.#task;
   }

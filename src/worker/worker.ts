@@ -10,7 +10,7 @@ import type { AttemptOutcome } from './context.js';
 import { CancelListener } from './cancel-listener.js';
 import { sleep } from '../core/sleep.js';
 import type { Component } from './component.js';
-import type { Execution, TaskContext, TaskMeta } from './context.js';
+import { taskMeta, type Execution, type TaskContext, type TaskMeta } from './context.js';
 import { HandlerRegistry, type Handler } from './handlers.js';
 import { Heartbeat } from './heartbeat.js';
 import { Peers } from './task-types.js';
@@ -247,11 +247,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private reportAttempt(execution: Execution, outcome: AttemptOutcome, stale: boolean): void {
-    const { task } = execution;
-    const meta: TaskMeta = {
-      id: task.id, type: task.type, queue: task.queue, attempt: task.attempt, maxRetries: task.maxRetries, createdAt: task.createdAt, startedAt: task.startedAt,
-      headers: task.headers, links: task.links,
-    };
+    const meta = taskMeta(execution.task);
     if (stale) {
       this.emit('stale', meta);
       return;

@@ -120,7 +120,7 @@ export const resize = defineTask('img:resize', {
 
     const getJson = parseJson(await cli('--json', 'task', 'get', 'r-1'));
     expect(Object.keys(getJson).sort()).toEqual(
-      ['attempt', 'attempts', 'cancelRequested', 'createdAt', 'deadline', 'enqueuedAt', 'finishedAt', 'headers', 'id', 'lastError', 'links', 'logs', 'maxRetries', 'nextRunAt', 'payload', 'progress', 'queue', 'result', 'startedAt', 'state', 'timeout', 'type', 'waiting', 'workerId'].sort(),
+      ['attempt', 'attempts', 'cancelRequested', 'createdAt', 'deadline', 'enqueuedAt', 'finishedAt', 'group', 'headers', 'id', 'lastError', 'links', 'logs', 'maxRetries', 'nextRunAt', 'payload', 'progress', 'queue', 'result', 'startedAt', 'state', 'timeout', 'type', 'waiting', 'workerId'].sort(),
     );
     expect(getJson).toMatchObject({ id: 'r-1', type: 'report', state: 'queued', payload: { week: 3 }, attempt: 0, result: null, waiting: { reason: 'no-worker-for-queue', until: null } });
 
@@ -233,7 +233,7 @@ export const resize = defineTask('img:resize', {
         name: 'emails', paused: true, keep: { completed: null, dead: null, cancelled: null },
         limits: { rate: null, concurrency: null, groupConcurrency: null, maxLength: null },
         counts: { scheduled: 1, queued: 1, running: 0, retrying: 0, completed: 0, dead: 0, cancelled: 0 },
-        processed: 0, failed: 0, latencyMs: expect.any(Number),
+        processed: 0, failed: 0, latencyMs: expect.any(Number), groups: { waiting: 0, running: {} },
       },
     ]);
     expect((await cli('queue', 'resume', 'emails')).stdout).toBe('resumed queue emails\n');

@@ -39,6 +39,28 @@ describe('why a task waits', () => {
     expect(whyWaiting(task({ state: 'scheduled', nextRunAt: T }), { queuePaused: false, held: { limit: 'rate', until: T + 5, ...limits }, workers: [] })?.reason).toBe('scheduled');
   });
 
+  it('a queued task whose group runs as many as the queue\'s group concurrency allows says so, after the queue\'s own limits', () => {
+    const grouped = task({ group: 'tenant-7' });
+    const full = { groupConcurrency: 2, running: 2 };
+    expect(whyWaiting(grouped, { queuePaused: false, group: full, workers: [worker()] })).toEqual({
+      reason: 'group-concurrency-full', message: 'the group tenant-7 of the queue mail runs as many tasks as its group concurrency allows (2)', until: null,
+    });
+    // More running than the limit (it was lowered while they ran) is full too.
+    expect(whyWaiting(grouped, { queuePaused: false, group: { groupConcurrency: 2, running: 5 }, workers: [worker()] })?.reason).toBe('group-concurrency-full');
+    // A free slot in the group, no group concurrency, or no group: the worker reasons decide.
+    expect(whyWaiting(grouped, { queuePaused: false, group: { groupConcurrency: 2, running: 1 }, workers: [worker()] })).toBeNull();
+    expect(whyWaiting(grouped, { queuePaused: false, group: null, workers: [worker()] })).toBeNull();
+    expect(whyWaiting(task(), { queuePaused: false, group: full, workers: [worker()] })).toBeNull();
+    expect(whyWaiting(task({ group: null }), { queuePaused: false, group: full, workers: [] })?.reason).toBe('no-worker-for-queue');
+    // Before the worker reasons; after a pause, a rate and the queue's concurrency.
+    expect(whyWaiting(grouped, { queuePaused: false, group: full, workers: [] })?.reason).toBe('group-concurrency-full');
+    expect(whyWaiting(grouped, { queuePaused: true, group: full, workers: [] })?.reason).toBe('paused');
+    const limits = { rate: { limit: 50, intervalMs: 1000 }, concurrency: 5 };
+    expect(whyWaiting(grouped, { queuePaused: false, held: { limit: 'rate', until: T, ...limits }, group: full, workers: [] })?.reason).toBe('rate-limited');
+    expect(whyWaiting(grouped, { queuePaused: false, held: { limit: 'concurrency', until: null, ...limits }, group: full, workers: [] })?.reason).toBe('concurrency-full');
+    expect(whyWaiting(task({ group: 'tenant-7', state: 'retrying', nextRunAt: T, attempt: 1 }), { queuePaused: false, group: full, workers: [] })?.reason).toBe('retrying');
+  });
+
   it('a queued task a free worker can take has no reason; a worker that names no types may take any', () => {
     expect(whyWaiting(task(), { queuePaused: false, workers: [worker({ running: ['a'] })] })).toBeNull();
     expect(whyWaiting(task(), { queuePaused: false, workers: [worker({ types: undefined })] })).toBeNull();

@@ -8,7 +8,7 @@ import { startApi, type TestApi } from './helpers.js';
 
 const json = (value: unknown) => JSON.stringify(value);
 const INSTANT = 'epoch milliseconds (a whole number >= 0) or an ISO-8601 time with a UTC offset, e.g. 2026-03-01T09:00:00Z';
-const TASK_FIELDS = 'type, payload, queue, id, maxRetries, timeout, deadline, delay, runAt, uniqueFor, uniqueKey, retention, headers';
+const TASK_FIELDS = 'type, payload, queue, id, maxRetries, timeout, deadline, delay, runAt, uniqueFor, uniqueKey, retention, headers, group';
 const TYPE_REQUIRED = 'body.type is required: a task type string of 1–200 characters';
 
 interface Case {
@@ -69,7 +69,7 @@ const CASES: Case[] = [
     method: 'POST',
     url: '/api/v1/tasks/t?colour=red',
     body: '{}',
-    message: 'query.colour is not an accepted parameter; accepted: queue, id, maxRetries, timeout, deadline, delay, runAt, uniqueFor, uniqueKey, retention',
+    message: 'query.colour is not an accepted parameter; accepted: queue, id, maxRetries, timeout, deadline, delay, runAt, uniqueFor, uniqueKey, retention, group',
   },
   { name: 'a wait that is not a number', method: 'GET', url: '/api/v1/tasks/x?wait=soon', message: 'query.wait must be a number of seconds from 0 to 300, got "soon"' },
   { name: 'no state', method: 'GET', url: '/api/v1/queues/default/tasks', message: 'query.state is required: one of scheduled, queued, running, retrying, completed, dead, cancelled' },

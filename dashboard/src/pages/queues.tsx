@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { accepts, type OperatorAction } from '../../../src/core/transitions';
 import { QUEUES_REFRESH_MS, enc, post, request, useApi } from '../api';
 import { ActionButton, Empty, ErrorBox, Loading, Pager, Section, useCanAct } from '../components/common';
+import { QueueGroupsSection } from '../components/queue-groups';
 import { QueueLimitsSection } from '../components/queue-limits';
 import { QueueTable } from '../components/queue-table';
 import { TaskTable } from '../components/task-table';
@@ -74,6 +75,7 @@ export function QueuePage({ queue }: { queue: string }) {
         </div>
       ) : null}
       {q ? <QueueLimitsSection key={queue} queue={queue} limits={q.limits} /> : null}
+      {q ? <QueueGroupsSection queue={q} /> : null}
       <nav className="tabs" aria-label="task states">
         {TASK_STATES.map((s) => (
           <Link key={s} to={`/queues/${enc(queue)}?state=${s}`} aria-current={s === state ? 'page' : undefined}>

@@ -55,6 +55,12 @@ export function TaskPage({ id }: { id: string }) {
           <dd>
             <Link to={`/queues/${enc(t.queue)}`}>{t.queue}</Link>
           </dd>
+          {t.group !== null && t.group !== undefined ? (
+            <>
+              <dt>group</dt>
+              <dd className="mono">{t.group}</dd>
+            </>
+          ) : null}
           <dt>attempt</dt>
           <dd>
             {t.attempt} of {t.max_retries + 1}

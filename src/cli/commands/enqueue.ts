@@ -1,4 +1,4 @@
-/** `taskline enqueue <type> [json] [--queue q] [--delay 10s] [--id id] [--max-retries n] [--timeout 1m] [--wait]` */
+/** `taskline enqueue <type> [json] [--queue q] [--group g] [--delay 10s] [--id id] [--max-retries n] [--timeout 1m] [--wait]` */
 import { Option, type Command } from 'commander';
 import { Client } from '../../client/client.js';
 import { TaskFailedError, isTasklineError } from '../../core/errors.js';
@@ -11,6 +11,7 @@ import { withContext } from '../run.js';
 
 interface EnqueueCommandOptions {
   queue?: string;
+  group?: string;
   delay?: number;
   id?: string;
   maxRetries?: number;
@@ -27,6 +28,7 @@ export function registerEnqueueCommand(program: Command): void {
     .argument('<type>', 'task type, e.g. email:deliver')
     .argument('[json]', 'payload as JSON (default {}); - reads it from stdin')
     .option('--queue <name>', 'queue (default: DEFAULT_QUEUE, else "default")')
+    .option('--group <group>', 'the task\'s group in its queue, e.g. a tenant id: the queue\'s group concurrency limits each group (default: none)')
     .addOption(new Option('--delay <duration>', 'run after a delay, e.g. 30s, 5m').argParser(duration()))
     .option('--id <id>', 'custom task id (a task with this id must not exist)')
     .addOption(new Option('--max-retries <n>', 'retries after the first attempt (default: MAX_RETRIES, else 3)').argParser(wholeNumber(1000)))
@@ -48,6 +50,7 @@ export function registerEnqueueCommand(program: Command): void {
         try {
           const enqueueOptions: EnqueueOptions = {};
           if (options.queue !== undefined) enqueueOptions.queue = options.queue;
+          if (options.group !== undefined) enqueueOptions.group = options.group;
           if (options.delay !== undefined && options.delay > 0) enqueueOptions.delay = options.delay;
           if (options.id !== undefined) enqueueOptions.id = options.id;
           if (options.maxRetries !== undefined) enqueueOptions.maxRetries = options.maxRetries;

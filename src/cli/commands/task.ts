@@ -208,6 +208,7 @@ function printTask(ctx: CliContext, task: TaskRecord, waiting: Waiting | null): 
     ['id', task.id],
     ['type', task.type],
     ['queue', task.queue],
+    ...(typeof task.group === 'string' ? [['group', task.group] as [string, string]] : []),
     ['state', task.state + (task.cancelRequested ? ' (cancel requested)' : '')],
     ...(waiting ? [['waiting', waiting.message] as [string, string]] : []),
     ['attempt', `${task.attempt} of ${task.maxRetries + 1}`],

@@ -29,6 +29,7 @@ function enqueueOptions(item: Omit<Item, 'type' | 'payload'> | QueryOptions): En
   if (item.uniqueKey !== undefined) options.uniqueKey = item.uniqueKey;
   if (item.retention !== undefined) options.retention = item.retention;
   if ('headers' in item && item.headers !== undefined) options.headers = item.headers;
+  if (item.group !== undefined) options.group = item.group;
   return options;
 }
 

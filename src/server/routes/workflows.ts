@@ -20,6 +20,7 @@ const taskFields = {
   deadline: z.union([z.number(), z.string()]).optional(),
   retention: z.number().optional(),
   headers: z.record(z.string()).optional(),
+  group: z.string().optional().describe('the task\'s group in its queue (the enqueue option group)'),
 };
 
 const GraphNode = z
