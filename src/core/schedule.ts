@@ -23,6 +23,8 @@ export interface TaskTemplate {
   /** ms to keep the finished task. Default as for any task. */
   retention?: number;
   headers?: Record<string, string>;
+  /** The fired tasks' group in their queue (the enqueue option `group`). Default: none. */
+  group?: string;
 }
 
 /** A schedule as users give it (API, CLI, config file). */
@@ -100,6 +102,7 @@ export function templateOptions(task: TaskTemplate, fireId: string): EnqueueOpti
   if (task.timeout !== undefined) options.timeout = task.timeout;
   if (task.retention !== undefined) options.retention = task.retention;
   if (task.headers !== undefined) options.headers = task.headers;
+  if (task.group !== undefined) options.group = task.group;
   return options;
 }
 

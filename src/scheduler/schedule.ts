@@ -21,7 +21,7 @@ const KNOWN_FIELDS = new Set(['id', 'cron', 'timezone', 'task', 'overlap', 'catc
 /** A pause note: free text, one line or several. */
 // eslint-disable-next-line no-control-regex
 export const PAUSE_NOTE = { min: 0, max: 1000, pattern: /^[^\u0000]*$/, accepted: 'a text of at most 1,000 characters' };
-const KNOWN_TASK_FIELDS = new Set(['type', 'payload', 'queue', 'maxRetries', 'timeout', 'retention', 'headers']);
+const KNOWN_TASK_FIELDS = new Set(['type', 'payload', 'queue', 'maxRetries', 'timeout', 'retention', 'headers', 'group']);
 
 function fail(message: string): never {
   throw new TasklineError('TL_INVALID_SCHEDULE', message);
@@ -95,7 +95,7 @@ export function validateSchedule(input: unknown, source: ScheduleSource = 'api')
 }
 
 function validateTemplate(value: unknown): ScheduleDefinition['task'] {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('task must be an object { type, payload?, queue?, maxRetries?, timeout?, retention?, headers? }');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('task must be an object { type, payload?, queue?, maxRetries?, timeout?, retention?, headers?, group? }');
   const raw = value as Record<string, unknown>;
   for (const key of Object.keys(raw)) {
     if (!KNOWN_TASK_FIELDS.has(key)) fail(`unknown task field ${quote(key)}; accepted: ${[...KNOWN_TASK_FIELDS].join(', ')}`);

@@ -184,6 +184,7 @@ const ScheduleFields = {
       timeout: positiveMs.optional(),
       retention: wholeMs.optional(),
       headers: z.record(z.string()).optional(),
+      group: group.optional(),
     })
     .strict(),
   overlap: z.enum(['skip', 'allow', 'bufferOne', 'cancelPrevious']).optional(),

@@ -36,6 +36,18 @@ describe.each(BACKEND_KINDS)('taskline groups on %s', (kind) => {
     expect(await (await store.open()).getTask('bad')).toBeNull();
   });
 
+  it('schedule add --group: its runs are tasks of the group; a bad group is refused before anything is stored', async () => {
+    const added = await cli('schedule', 'add', 'tenant-report', '--cron', '0 9 * * *', '--type', 'report', '--queue', 'tenants', '--group', 'acme');
+    expect(added.code, added.stderr).toBe(0);
+    const triggered = parseJson(await cli('--json', 'schedule', 'trigger', 'tenant-report'));
+    const backend = await store.open();
+    expect((await backend.getTask(triggered.taskId as string))?.group).toBe('acme');
+    const bad = await cli('schedule', 'add', 'bad-report', '--cron', '0 9 * * *', '--type', 'report', '--group', 'no spaces');
+    expect(bad.code).not.toBe(0);
+    expect(oneLine(bad.stderr)).toMatch(/group/);
+    expect((await backend.listSchedules()).map((s) => s.id)).not.toContain('bad-report');
+  });
+
   it('task get says when the task\'s group runs as many tasks as the queue\'s group concurrency allows', async () => {
     expect((await cli('queue', 'limit', 'tenants', '--group-concurrency', '1')).code).toBe(0);
     for (const id of ['a-1', 'a-2']) expect((await cli('enqueue', 'report', '--queue', 'tenants', '--group', 'acme', '--id', id)).code).toBe(0);

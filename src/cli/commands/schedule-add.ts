@@ -19,6 +19,7 @@ interface AddOptions {
   type?: string;
   payload?: string;
   queue?: string;
+  group?: string;
   maxRetries?: number;
   timeout?: number;
   overlap?: ScheduleInput['overlap'];
@@ -34,7 +35,7 @@ interface AddOptions {
 
 /** Options that describe one schedule, and so cannot be combined with --file. */
 const DEFINITION_FLAGS: [keyof AddOptions, string][] = [
-  ['cron', '--cron'], ['timezone', '--tz'], ['type', '--type'], ['payload', '--payload'], ['queue', '--queue'], ['maxRetries', '--max-retries'],
+  ['cron', '--cron'], ['timezone', '--tz'], ['type', '--type'], ['payload', '--payload'], ['queue', '--queue'], ['group', '--group'], ['maxRetries', '--max-retries'],
   ['timeout', '--timeout'], ['overlap', '--overlap'], ['catchUp', '--catch-up'], ['jitter', '--jitter'], ['startAt', '--start-at'], ['endAt', '--end-at'],
   ['paused', '--paused'], ['note', '--note'],
 ];
@@ -50,6 +51,7 @@ export function registerScheduleAddCommand(schedule: Command): void {
     .option('--type <type>', 'task type each fire enqueues')
     .option('--payload <json>', 'task payload as JSON (- reads stdin; default {})')
     .option('--queue <name>', 'queue of the tasks (default "default")')
+    .option('--group <group>', "the tasks' group in their queue (queue limit --group-concurrency)")
     .addOption(new Option('--max-retries <n>', 'retries after the first attempt (default 3)').argParser(wholeNumber(1000)))
     .addOption(new Option('--timeout <duration>', 'time allowed per attempt (default 30m)').argParser(duration(1)))
     .addOption(new Option('--overlap <policy>', 'while the previous run is unfinished: skip, allow, bufferOne, cancelPrevious (default skip)').argParser(overlapPolicy))
@@ -106,6 +108,7 @@ async function fromFlags(id: string | undefined, options: AddOptions): Promise<S
   };
   if (options.timezone !== undefined) input.timezone = options.timezone;
   if (options.queue !== undefined) input.task.queue = options.queue;
+  if (options.group !== undefined) input.task.group = options.group;
   if (options.maxRetries !== undefined) input.task.maxRetries = options.maxRetries;
   if (options.timeout !== undefined) input.task.timeout = options.timeout;
   if (options.overlap !== undefined) input.overlap = options.overlap;
