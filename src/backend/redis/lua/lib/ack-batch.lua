@@ -187,21 +187,18 @@ local function ack_batch(o)
     if #completed > 0 then redis.call('ZADD', K_COMPLETED, unpack(completed)) end
     if #gone > 0 then delete_tasks(gone) end
     redis.call('ZREM', K_RUNNING, unpack(ended_ids))
-    if keep_bounds().group_concurrency then
-      -- Out of their groups' running sets (lib/groups.lua); a record as claim wrote it has the
+    if keep_bounds().groups then
+      -- Out of the groups' running tasks (lib/groups.lua); a record as the claim wrote it has the
       -- group after the timeout, any other is decoded.
-      local ended_in = {}
+      local members = {}
       for _, i in ipairs(live) do
         local raw = metas[i]
         if string.find(raw, '"g":"', 1, true) then
           local group = string.match(raw, ',"o":%d+,"g":"([^"]*)"') or decode_json(raw).g
-          if group then
-            ended_in[group] = ended_in[group] or {}
-            table.insert(ended_in[group], ids[i])
-          end
+          if group then members[#members + 1] = group .. ' ' .. ids[i] end
         end
       end
-      for group, left in pairs(ended_in) do left_group(queue_tag(K_QUEUED), group, left) end
+      if #members > 0 then left_groups(queue_tag(K_QUEUED), members) end
     end
     -- Slots freed under a concurrency limit: a worker waiting for one claims again.
     if keep_bounds().concurrency or keep_bounds().group_concurrency then wake_workers() end

@@ -23,62 +23,76 @@ local function claim_room(count)
 end
 
 -- Up to `room` queued ids of a queue whose groups have waiting tasks (lib/groups.lua), the groups
--- and the tasks without one ('') taking turns: one task a turn, then the group goes to the back.
--- A group running as many as the queue's groupConcurrency passes its turn. Returns the ids and
--- whether a group's limit held one back. Stops when a whole round of turns took nothing.
+-- and the tasks without one ('') taking turns; after its turn a group goes to the back. A turn
+-- takes an equal share of the room left (one task when there are more turns than room), and a
+-- group running as many as the queue's groupConcurrency passes its turn. Returns the ids and
+-- whether a group's limit held one back. Stops when a whole round of turns took nothing. The
+-- turns are taken from the front in bulk and put back in one call.
 local function claim_turns(room)
   local tag = queue_tag(K_QUEUED)
-  local ring, grouped = tag .. 'ring', tag .. 'grouped'
+  local ring = tag .. 'ring'
   local limit = keep_bounds().group_concurrency
-  local ids, full, running = {}, false, {}
-  local turns, idle = redis.call('LLEN', ring), 0
-  while #ids < room and idle < turns do
-    local group = redis.call('RPOPLPUSH', ring, ring)
-    if not group then break end
-    local id = false
-    if group == '' then
-      id = redis.call('RPOP', K_QUEUED)
-    else
-      local live = limit and running[group]
-      if limit and not live then
-        live = live_in_group(tag, group, limit)
-        running[group] = live
-      end
-      if limit and live >= limit then
-        full = true
-      else
-        local list = tag .. 'gq:' .. group
-        id = redis.call('RPOP', list)
-        if id then
-          redis.call('DECR', grouped)
-          if limit then
-            redis.call('SADD', tag .. 'gr:' .. group, id)
-            running[group] = live + 1
+  -- With fewer grouped tasks running in all than the limit allows one group, less this claim's
+  -- room, no group can fill up: nothing is counted per group.
+  local counting = limit and redis.call('ZCARD', tag .. 'grunning') + room > limit
+  local ids, started, running, full, idle = {}, {}, {}, false, 0
+  while #ids < room do
+    local length = redis.call('LLEN', ring)
+    if length == 0 or idle >= length then break end
+    local turns = redis.call('RPOP', ring, math.min(length, room - #ids))
+    local share = math.ceil((room - #ids) / #turns)
+    local back = {}
+    for _, group in ipairs(turns) do
+      local want, took, stays = math.min(share, room - #ids), nil, true
+      if want > 0 then
+        if group == '' then
+          took = redis.call('RPOP', K_QUEUED, want)
+        else
+          local live = counting and running[group]
+          if counting and not live then
+            live = group_running(tag, group, limit)
+            running[group] = live
           end
-        end
-        if redis.call('EXISTS', list) == 0 then
-          -- Its line is empty: out of the turns (it is at the back, where RPOPLPUSH put it).
-          redis.call('LPOP', ring)
-          turns = turns - 1
-          if turns <= 1 then
-            redis.call('DEL', ring)
-            -- Only the tasks without a group are left: the rest of the room from their line.
-            if #ids + (id and 1 or 0) < room then
-              local rest = redis.call('RPOP', K_QUEUED, room - #ids - (id and 1 or 0))
-              if id then ids[#ids + 1] = id end
-              for _, more in ipairs(rest or {}) do ids[#ids + 1] = more end
-              return ids, full
+          if counting and live + want > limit then
+            want = limit - live
+            full = true
+          end
+          if want > 0 then
+            local list = tag .. 'gq:' .. group
+            took = redis.call('RPOP', list, want)
+            for _, id in ipairs(took or {}) do
+              started[#started + 1] = 0
+              started[#started + 1] = group .. ' ' .. id
             end
+            if counting and took then running[group] = live + #took end
+            -- Its line is empty: out of the turns.
+            stays = redis.call('EXISTS', list) == 1
           end
         end
       end
+      if took then
+        for _, id in ipairs(took) do ids[#ids + 1] = id end
+        idle = 0
+      else
+        idle = idle + 1
+      end
+      if stays then back[#back + 1] = group end
     end
-    if id then
-      ids[#ids + 1] = id
-      idle = 0
-    else
-      idle = idle + 1
+    -- To the back, in the order they had: the first of them has its next turn first.
+    if #back > 0 then redis.call('LPUSH', ring, unpack(back)) end
+    if #back < #turns and redis.call('LLEN', ring) <= 1 then
+      -- Only the tasks without a group are left: the turns go, and the rest of the room is
+      -- taken from their line.
+      redis.call('DEL', ring)
+      if #ids < room then
+        for _, id in ipairs(redis.call('RPOP', K_QUEUED, room - #ids) or {}) do ids[#ids + 1] = id end
+      end
+      break
     end
+  end
+  if #started > 0 then
+    redis.call('DECRBY', tag .. 'grouped', #started / 2)
+    redis.call('ZADD', tag .. 'grunning', unpack(started))
   end
   return ids, full
 end

@@ -6,9 +6,10 @@
 -- task per turn and moves the group to the back (RPOPLPUSH; the front is the list's tail). It
 -- exists only while a group has waiting tasks, so a queue without groups claims as before.
 -- '<tag>grouped' counts the waiting tasks of all groups (K_QUEUED's length does not hold them).
--- Under a groupConcurrency, '<tag>gr:<group>' holds the ids the claim started in the group, taken
--- out as their attempts end (ack, recovery). Should one stay (a running task deleted), the claim
--- still counts only those with a live lease once the set reaches the limit. '<tag>' is the queue's hash tag and colon ('{prefix:queue}:'), from its queued key: the
+-- '<tag>grunning' holds the tasks the claim started from the groups' lines, as '<group> <id>'
+-- (score 0: a group's members are a range by text), taken out as their attempts end (ack,
+-- recovery). Should one stay (a running task deleted), the claim still counts only those with a
+-- live lease once a group reaches the queue's groupConcurrency. '<tag>' is the queue's hash tag and colon ('{prefix:queue}:'), from its queued key: the
 -- keys of another queue (a workflow node's) are named the same way.
 
 local function queue_tag(queued_key)
@@ -69,18 +70,21 @@ local function queued_count(queued_key)
   return redis.call('LLEN', queued_key) + (tonumber(redis.call('GET', queue_tag(queued_key) .. 'grouped')) or 0)
 end
 
--- How many tasks of a group run, of those the claim started under a groupConcurrency of `limit`:
--- the set's size while under the limit; at the limit, those with a live lease (in K_RUNNING, not
--- expired: an expired lease frees its slot at once), dropping the ids no longer running.
-local function live_in_group(tag, group, limit)
-  local key = tag .. 'gr:' .. group
-  local size = redis.call('SCARD', key)
-  if size < limit then return size end
+-- How many tasks of `group` run, of those the claim started (in '<tag>grunning'): the count while
+-- under `limit`; at the limit, those with a live lease (in K_RUNNING, not expired: an expired
+-- lease frees its slot at once), dropping the members no longer running.
+local function group_running(tag, group, limit)
+  local key = tag .. 'grunning'
+  -- The group's members are the range ['<group> ', '<group>!'): no group or id holds a space or
+  -- '!', and every character a group may hold sorts after '!'.
+  local from, to = '[' .. group .. ' ', '(' .. group .. '!'
+  local count = redis.call('ZLEXCOUNT', key, from, to)
+  if count < limit then return count end
   local live = 0
-  for _, id in ipairs(redis.call('SMEMBERS', key)) do
-    local expiry = redis.call('ZSCORE', K_RUNNING, id)
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', key, from, to)) do
+    local expiry = redis.call('ZSCORE', K_RUNNING, string.sub(member, #group + 2))
     if not expiry then
-      redis.call('SREM', key, id)
+      redis.call('ZREM', key, member)
     elseif tonumber(expiry) > NOW then
       live = live + 1
     end
@@ -88,7 +92,7 @@ local function live_in_group(tag, group, limit)
   return live
 end
 
--- Takes ids whose attempts ended out of their group's running set.
-local function left_group(tag, group, ids)
-  redis.call('SREM', tag .. 'gr:' .. group, unpack(ids))
+-- Takes tasks whose attempts ended out of '<tag>grunning' (members '<group> <id>').
+local function left_groups(tag, members)
+  redis.call('ZREM', tag .. 'grunning', unpack(members))
 end
