@@ -47,15 +47,19 @@ function requiredKeys(object: ZodObject<Record<string, ZodTypeAny>>): string[] {
 }
 
 /**
- * Which branch of a union of objects a value meant: the first branch with one of its required
- * keys in the value, else the last — so list the specific forms first and the general one last
- * (`{tasks:[…]}` before a single task). Null when the union is not one of objects.
+ * Which branch of a union an object value meant, among the union's object forms: the first with
+ * one of its required keys in the value, else the last — so list the specific forms first and the
+ * general one last (`{tasks:[…]}` before a single task). Null when the value is no object or the
+ * union has no object form (`{limit, intervalMs} | "none"` given an object: the object form).
  */
 export function chooseBranch(union: ZodUnion<[ZodTypeAny, ...ZodTypeAny[]]>, value: unknown): number | null {
-  const options = union.options.map(unwrap);
-  if (!isPlainObject(value) || !options.every((option) => option instanceof ZodObject)) return null;
-  const chosen = (options as ZodObject<Record<string, ZodTypeAny>>[]).findIndex((option) => requiredKeys(option).some((key) => key in value));
-  return chosen === -1 ? options.length - 1 : chosen;
+  if (!isPlainObject(value)) return null;
+  const objects = union.options
+    .map((option, index) => ({ option: unwrap(option), index }))
+    .filter((o): o is { option: ZodObject<Record<string, ZodTypeAny>>; index: number } => o.option instanceof ZodObject);
+  if (objects.length === 0) return null;
+  const chosen = objects.find(({ option }) => requiredKeys(option).some((key) => key in value));
+  return (chosen ?? objects[objects.length - 1]).index;
 }
 
 function valueAt(value: unknown, path: Path): unknown {
@@ -152,7 +156,11 @@ function describeIssue(issue: ZodIssue, schema: ZodTypeAny, value: unknown, wher
   const here = valueAt(value, issue.path);
   const fieldSchema = schemaAt(schema, value, issue.path);
   if (issue.code === 'unrecognized_keys') {
-    const object = fieldSchema && unwrap(fieldSchema);
+    let object = fieldSchema && unwrap(fieldSchema);
+    if (object instanceof ZodUnion) {
+      const branch = chooseBranch(object, here);
+      object = branch === null ? null : unwrap(object.options[branch] as ZodTypeAny);
+    }
     const accepted = object instanceof ZodObject ? Object.keys(object.shape as object) : [];
     const noun = where.startsWith('body') ? 'field' : 'parameter';
     const named = issue.keys.slice(0, MAX_UNKNOWN_KEYS).map((key) => fieldName(field, [key]));

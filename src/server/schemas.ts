@@ -122,18 +122,18 @@ export const QueueKeepView = z.object({ completed: keepBound, dead: keepBound, c
 export const QueueKeepBody = z.object({ completed: keepBound.optional(), dead: keepBound.optional(), cancelled: keepBound.optional() }).strict();
 /** A limit to change: a whole number in its range; null or "none" removes it. */
 const limitCount = (max: number, what: string) =>
-  z.union([z.number().int().min(1).max(max), z.null(), z.literal('none')]).describe(`${what}: a whole number from 1 to ${max}, or null or "none" for no limit`);
+  z.union([z.number().int().min(1).max(max), z.literal('none')]).nullable().describe(`a whole number from 1 to ${max} (${what}), or null or "none" for no limit`);
 const RateBody = z
   .object({
     limit: z.number().int().min(1).max(MAX_RATE_LIMIT).describe(`a whole number of starts from 1 to ${MAX_RATE_LIMIT}`),
-    intervalMs: z.number().int().min(1).max(MAX_RATE_INTERVAL_MS).describe(`a whole number of milliseconds from 1 to ${MAX_RATE_INTERVAL_MS}`),
+    intervalMs: z.number().int().min(1).max(MAX_RATE_INTERVAL_MS).describe(`a whole number of milliseconds from 1 to ${MAX_RATE_INTERVAL_MS} (24 h)`),
   })
   .strict()
   .describe(`at most limit (1 to ${MAX_RATE_LIMIT}) starts in any intervalMs (1 to ${MAX_RATE_INTERVAL_MS}), across all workers`);
 /** The limits to change (a limit left out keeps its value), as the library's setQueueLimits takes them. */
 export const QueueLimitsBody = z
   .object({
-    rate: z.union([RateBody, z.null(), z.literal('none')]).optional(),
+    rate: z.union([RateBody, z.literal('none')]).nullable().optional(),
     concurrency: limitCount(MAX_CONCURRENCY_LIMIT, 'most tasks of the queue running at once').optional(),
     groupConcurrency: limitCount(MAX_CONCURRENCY_LIMIT, 'most tasks of one group running at once').optional(),
     maxLength: limitCount(MAX_QUEUE_LENGTH, 'most tasks waiting (queued, scheduled, retrying); an enqueue past it gets 429').optional(),

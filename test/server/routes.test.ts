@@ -81,6 +81,17 @@ describe.each(STORES)('queues, schedules, workers, stats, health on %s', (_name,
       expect(refused.statusCode, JSON.stringify(bad)).toBe(400);
       expect(refused.json()).toMatchObject({ error: { code: 'TL_INVALID_REQUEST' } });
     }
+    // Each message names the field and its accepted form, inside the rate too.
+    const messages: [unknown, string][] = [
+      [{ rate: { limit: 5, intervalMs: 1000, x: 1 } }, 'body.rate.x is not an accepted field; accepted: limit, intervalMs'],
+      [{ rate: { limit: 0, intervalMs: 1000 } }, 'body.rate.limit must be a whole number of starts from 1 to 100000, got 0'],
+      [{ rate: { limit: 5, intervalMs: 1.5 } }, 'body.rate.intervalMs must be a whole number of milliseconds from 1 to 86400000 (24 h), got 1.5'],
+      [{ rate: { limit: 5, interval_ms: 1000 } }, 'body.rate.interval_ms is not an accepted field; accepted: limit, intervalMs'],
+      [{ concurrency: 0 }, 'body.concurrency must be a whole number from 1 to'],
+    ];
+    for (const [bad, message] of messages) {
+      expect((await patch('/api/v1/queues/mail/limits', bad)).json<{ error: { message: string } }>().error.message, JSON.stringify(bad)).toContain(message);
+    }
     expect((await patch('/api/v1/queues/bad%20name/limits', { concurrency: 1 })).statusCode).toBe(400);
     expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ limits: { ...none, max_length: 2 } });
     // maxLength 2 with 1 waiting: one more fits, then 429 with Retry-After; a batch that would cross it stores nothing.

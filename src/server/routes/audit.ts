@@ -22,7 +22,7 @@ const AuditList = z.object({
       status: z.number().int(),
       code: z.string().nullable().describe('the error code answered, or null'),
       detail: z
-        .record(z.union([z.string(), z.number(), z.boolean(), z.null()]))
+        .record(z.union([z.string(), z.number(), z.boolean()]).nullable())
         .nullable()
         .describe('what the call did beyond its target: every path parameter, and for POST /api/v1/bulk its action, q and dryRun, for POST /api/v1/schedules the id, for POST /api/v1/workflows its id and name, for a backfill from and to (at most 16 members, texts cut to 500 characters); null for none'),
     }),
