@@ -44,18 +44,26 @@ export function limitCount(max: number): (value: string) => number | 'none' {
 /** A rate limit: `<starts>/<interval>` (100/1s, 5/250ms, 1000/1m) or none. */
 export function rateLimit(value: string): { limit: number; intervalMs: number } | 'none' {
   if (value === 'none') return value;
-  const form = `give <starts>/<interval>, as 100/1s, 5/250ms or 1000/1m (starts 1 to ${MAX_RATE_LIMIT}, interval ${DURATION_FORM} from 1 ms to 24h), or none (no limit).`;
-  const match = /^(\d+)\/(.+)$/.exec(value);
-  if (!match) throw new InvalidArgumentError(form);
-  const limit = Number(match[1]);
-  let intervalMs: number;
-  try {
-    intervalMs = parseDuration('value', match[2], 'flag', { min: 1 });
-  } catch {
-    throw new InvalidArgumentError(form);
+  const form = `give <starts>/<interval>, as 100/1s, 5/250ms, 1000/1m or 10/1m30s (starts a whole number from 1 to ${MAX_RATE_LIMIT}; interval whole ms, s, m or h from 1ms to 24h), or none (no limit)`;
+  const match = /^([^/]*)\/(.*)$/.exec(value);
+  if (!match) throw new InvalidArgumentError(`${form}.`);
+  const limit = /^\d+$/.test(match[1]) ? Number(match[1]) : Number.NaN;
+  if (!(limit >= 1 && limit <= MAX_RATE_LIMIT)) throw new InvalidArgumentError(`the starts ${JSON.stringify(match[1])} are not a whole number from 1 to ${MAX_RATE_LIMIT}: ${form}.`);
+  const intervalMs = wholeInterval(match[2]);
+  if (intervalMs === null || intervalMs < 1 || intervalMs > MAX_RATE_INTERVAL_MS) {
+    throw new InvalidArgumentError(`the interval ${JSON.stringify(match[2])} is not whole ms, s, m or h from 1ms to 24h: ${form}.`);
   }
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RATE_LIMIT || intervalMs > MAX_RATE_INTERVAL_MS) throw new InvalidArgumentError(form);
   return { limit, intervalMs };
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** A rate's interval: whole numbers of units (1s, 250ms, 1m30s), in ms; null when it is not one. */
+function wholeInterval(text: string): number | null {
+  if (!/^(\d+(ms|s|m|h))+$/.test(text)) return null;
+  let ms = 0;
+  for (const [, n, unit] of text.matchAll(/(\d+)(ms|s|m|h)/g)) ms += Number(n) * UNIT_MS[unit];
+  return ms;
 }
 
 export function duration(min = 0): (value: string) => number {

@@ -39,6 +39,19 @@ export interface WaitingWorker {
   types?: string[];
 }
 
+/** An interval in the units the CLI's --rate takes: 1h, 5m, 1s, 250ms. */
+export function intervalText(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1_000 === 0) return `${ms / 1_000}s`;
+  return `${ms}ms`;
+}
+
+/** A rate limit in words: `at most 1 start per 5s`, `at most 100 starts per 1s`. */
+export function rateText(rate: { limit: number; intervalMs: number }): string {
+  return `at most ${rate.limit} ${rate.limit === 1 ? 'start' : 'starts'} per ${intervalText(rate.intervalMs)}`;
+}
+
 /** A time in a message; a stored value that is no time Date holds says so rather than throwing. */
 function at(ms: number): string {
   const date = new Date(ms);
@@ -83,7 +96,7 @@ export function whyWaiting(task: WaitingTask, context: WaitingContext): Waiting 
   const held = context.held ?? null;
   if (held?.limit === 'rate' && held.rate !== null) {
     const until = held.until === null ? '' : ` until ${at(held.until)}`;
-    return { reason: 'rate-limited', message: `the queue ${task.queue} is rate-limited${until} (at most ${held.rate.limit} starts per ${held.rate.intervalMs} ms)`, until: held.until };
+    return { reason: 'rate-limited', message: `the queue ${task.queue} is rate-limited${until} (${rateText(held.rate)})`, until: held.until };
   }
   if (held?.limit === 'concurrency' && held.concurrency !== null) {
     return { reason: 'concurrency-full', message: `the queue ${task.queue} runs as many tasks as its concurrency allows (${held.concurrency})`, until: null };

@@ -266,6 +266,7 @@ export const resize = defineTask('img:resize', {
     expect(parseJson(await cli('--json', 'queue', 'limit', 'emails', '--rate', 'none', '--concurrency', 'none', '--group-concurrency', 'none'))).toEqual({
       queue: 'emails', limits: { rate: null, concurrency: null, groupConcurrency: null, maxLength: 1 },
     });
+    expect(parseJson(await cli('--json', 'queue', 'limit', 'emails', '--rate', '10/1m30s'))).toMatchObject({ limits: { rate: { limit: 10, intervalMs: 90_000 } } });
     expect(parseJson(await cli('--json', 'queue', 'limit', 'emails', '--rate', '5/250ms'))).toMatchObject({ limits: { rate: { limit: 5, intervalMs: 250 } } });
     expect((await cli('queue', 'limit', 'emails')).stdout).toBe('queue emails: rate: at most 5 starts per 250ms, concurrency: no limit, group concurrency: no limit, max length: 1\n');
     for (const [flag, bad, message] of [
@@ -274,7 +275,12 @@ export const resize = defineTask('img:resize', {
       ['--max-length', '1.5', 'give a whole number from 1 to 1000000000, or none (no limit)'],
       ['--rate', '100', 'give <starts>/<interval>'],
       ['--rate', '100/0s', 'give <starts>/<interval>'],
-      ['--rate', '0/1s', 'give <starts>/<interval>'],
+      ['--rate', '0/1s', 'the starts "0" are not a whole number from 1 to 100000'],
+      ['--rate', '1.5/1s', 'the starts "1.5" are not a whole number'],
+      ['--rate', '1/0.6ms', 'the interval "0.6ms" is not whole ms, s, m or h from 1ms to 24h'],
+      ['--rate', '1/1.0001s', 'the interval "1.0001s" is not whole'],
+      ['--rate', '1/2d', 'the interval "2d" is not whole'],
+      ['--rate', '1/25h', 'the interval "25h" is not whole ms, s, m or h from 1ms to 24h'],
     ]) {
       const refused = await cli('queue', 'limit', 'emails', flag, bad);
       expect(refused.code, `${flag} ${bad}`).toBe(2);

@@ -30,7 +30,7 @@ describe('why a task waits', () => {
   it('a queued task held back by its queue\'s rate or concurrency says which, and until when for a rate; a pause says more', () => {
     const limits = { rate: { limit: 50, intervalMs: 1000 }, concurrency: 5 };
     expect(whyWaiting(task(), { queuePaused: false, held: { limit: 'rate', until: T, ...limits }, workers: [worker()] })).toEqual({
-      reason: 'rate-limited', message: 'the queue mail is rate-limited until 2026-12-02T09:30:00.000Z (at most 50 starts per 1000 ms)', until: T,
+      reason: 'rate-limited', message: 'the queue mail is rate-limited until 2026-12-02T09:30:00.000Z (at most 50 starts per 1s)', until: T,
     });
     expect(whyWaiting(task(), { queuePaused: false, held: { limit: 'concurrency', until: null, ...limits }, workers: [] })).toEqual({
       reason: 'concurrency-full', message: 'the queue mail runs as many tasks as its concurrency allows (5)', until: null,

@@ -129,7 +129,8 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard security and access on %s
       }
       await tab.context.close();
     }
-  });
+    // 28 page loads, half of them with an axe run: a bound for a busy machine, not a speed check.
+  }, 120_000);
 });
 
 describe.skipIf(!HAS_CHROMIUM)('the sign-in page', () => {

@@ -205,6 +205,6 @@ describe.each(STORES)('why a task waits, on %s', (_name, open) => {
     await backend.enqueue([newTask('email:send', {}, { id: 'l-3', queue: 'mail' })]);
     // l-2 starts, the rate's one start in the minute: l-3 waits for the window.
     await backend.claim('wk-1', [{ queue: 'mail', count: 5 }], 30_000);
-    expect(await waiting('l-3')).toMatchObject({ reason: 'rate-limited', message: expect.stringMatching(/^the queue mail is rate-limited until \S+Z \(at most 1 starts per 60000 ms\)$/), until: expect.stringMatching(/Z$/) });
+    expect(await waiting('l-3')).toMatchObject({ reason: 'rate-limited', message: expect.stringMatching(/^the queue mail is rate-limited until \S+Z \(at most 1 start per 1m\)$/), until: expect.stringMatching(/Z$/) });
   });
 });

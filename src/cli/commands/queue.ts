@@ -5,6 +5,7 @@ import {
 } from '../../backend/contract.js';
 import { TasklineError } from '../../core/errors.js';
 import { validateQueueName } from '../../core/options.js';
+import { rateText } from '../../core/why-waiting.js';
 import { keepBound, limitCount, rateLimit } from '../args.js';
 import { UsageError } from '../errors.js';
 import { queueJson } from '../json.js';
@@ -112,18 +113,10 @@ async function shownQueue(backend: Backend, name: string, set: string): Promise<
 /** The limits in words, for a line of output. */
 export function describeLimits(limits: QueueLimits): string {
   const parts = [
-    limits.rate === null ? 'rate: no limit' : `rate: at most ${limits.rate.limit} starts per ${intervalText(limits.rate.intervalMs)}`,
+    limits.rate === null ? 'rate: no limit' : `rate: ${rateText(limits.rate)}`,
     `concurrency: ${limits.concurrency ?? 'no limit'}`,
     `group concurrency: ${limits.groupConcurrency ?? 'no limit'}`,
     `max length: ${limits.maxLength ?? 'no limit'}`,
   ];
   return parts.join(', ');
-}
-
-/** An interval as the --rate flag takes it: 1s, 250ms, 1m, 1h. */
-function intervalText(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1_000 === 0) return `${ms / 1_000}s`;
-  return `${ms}ms`;
 }
