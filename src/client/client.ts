@@ -102,9 +102,10 @@ export class Client {
       // A full queue refuses its part of the batch whole: that is the error to act on.
       const first = rejected.find((o) => o.reason === 'queue-full') ?? rejected[0];
       const stored = tasks.length - rejected.length;
+      const incoming = first.reason === 'queue-full' ? rejected.filter((o) => o.reason === 'queue-full' && o.queue === first.queue).length : 1;
       throw new TasklineError(
         first.reason === 'queue-full' ? 'TL_QUEUE_FULL' : 'TL_TASK_CONFLICT',
-        `${rejected.length} of ${tasks.length} tasks were rejected (first: ${refusalError(first).message}); ` +
+        `${rejected.length} of ${tasks.length} tasks were rejected (first: ${refusalError(first, incoming).message}); ` +
           (stored === 0 ? 'none was enqueued' : `the other ${stored} were enqueued`),
         { details: outcomes },
       );
@@ -373,7 +374,8 @@ function goneError(id: string, announced: FinalState | null): Error {
   return new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
 }
 
-function refusalError(outcome: Extract<EnqueueOutcome, { ok: false }>): TasklineError {
+/** The error of a refused enqueue; `incoming`: how many tasks of the queue its batch held (queue-full). */
+function refusalError(outcome: Extract<EnqueueOutcome, { ok: false }>, incoming = 1): TasklineError {
   switch (outcome.reason) {
     case 'id-conflict':
       return new TasklineError('TL_TASK_CONFLICT', `a task with id ${JSON.stringify(outcome.id)} already exists`);
@@ -382,7 +384,9 @@ function refusalError(outcome: Extract<EnqueueOutcome, { ok: false }>): Taskline
     case 'queue-full':
       return new TasklineError(
         'TL_QUEUE_FULL',
-        `queue ${outcome.queue} is full: maxLength ${outcome.limit}, ${outcome.waiting} waiting (try again once workers have taken some, or raise it: taskline queue limit ${outcome.queue} --max-length N)`,
+        `queue ${outcome.queue} is full: maxLength ${outcome.limit}, ${outcome.waiting} waiting` +
+          (incoming > 1 ? `, and a batch of ${incoming} would make ${outcome.waiting + incoming}` : '') +
+          ` (try again once workers have taken some, or raise it: taskline queue limit ${outcome.queue} --max-length N)`,
         { details: { queue: outcome.queue, limit: outcome.limit, waiting: outcome.waiting } },
       );
   }
