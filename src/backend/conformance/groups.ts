@@ -77,6 +77,26 @@ export function groupsConformance(openStore: OpenStore): void {
       expect((await backend.getQueue('default'))!.counts.queued).toBe(51);
     });
 
+    it('shares claims evenly: a group short in one claim has its turn first in the next', async () => {
+      const { backend } = store;
+      for (const group of ['A', 'B', 'C']) await enqueueGroup(backend, group, 60);
+      const counts: Record<string, number> = { A: 0, B: 0, C: 0 };
+      for (let i = 0; i < 20; i++) for (const group of groupsOf(await claim(backend, 5))) counts[group!] += 1;
+      expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(100);
+      for (const n of Object.values(counts)) expect(Math.abs(n - 100 / 3)).toBeLessThanOrEqual(2);
+    });
+
+    it('a queue’s first group, lined up by an ack-and-claim’s own forward, is claimed by it', async () => {
+      const { backend } = store;
+      const [plain] = await enqueueGroup(backend, null, 1);
+      const claimed = (await claim(backend, 1)).tasks[0];
+      expect(claimed.id).toBe(plain);
+      await backend.enqueue([newTask('t', { group: 'G' }, { group: 'G', delay: 500 })]);
+      const later = await store.later(1_000);
+      const reply = await later.ackAndClaim([completeAck(claimed)], WORKER, [{ queue: 'default', count: 1 }], LEASE_MS);
+      expect(reply.claims[0].tasks.map((t) => t.group)).toEqual(['G']);
+    });
+
     it('counts, lists and searches grouped queued tasks with the others', async () => {
       const { backend } = store;
       const a = await enqueueGroup(backend, 'A', 3);
@@ -201,6 +221,28 @@ export function groupsConformance(openStore: OpenStore): void {
       await enqueueGroup(backend, null, 3);
       const third = await claim(backend, 10);
       expect(groupsOf(third)).toEqual([null, null, null]);
+    });
+
+    it('finds the tasks that can run past many groups at their limit, and knows when one frees', async () => {
+      const { backend } = store;
+      await backend.setQueueLimits('default', { groupConcurrency: 1 });
+      const groups = Array.from({ length: 300 }, (_, i) => `g${i}`);
+      await backend.enqueue(groups.flatMap((group) => [newTask('t', { group }, { group }), newTask('t', { group }, { group })]));
+      // One of each group runs: 300 claims' worth in a few big claims.
+      const running = [];
+      for (let i = 0; i < 10 && running.length < 300; i++) running.push(...(await claim(backend, 100)).tasks);
+      expect(running).toHaveLength(300);
+      expect(new Set(running.map((t) => t.group)).size).toBe(300);
+      // Every group is full: nothing more of them, but tasks without a group still run.
+      await enqueueGroup(backend, null, 5);
+      const next = await claim(backend, 50);
+      expect(groupsOf(next)).toEqual([null, null, null, null, null]);
+      const none = await claim(backend, 50);
+      expect(none).toMatchObject({ tasks: [], limited: 'group', more: true });
+      expect((await backend.getQueue('default'))!.groups.waiting).toBe(300);
+      // An ack gives its group its turn again.
+      await ackOk(backend, completeAck(running[7]));
+      expect(groupsOf(await claim(backend, 50))).toEqual([running[7].group]);
     });
 
     it('gives an expired lease’s slot back to its group', async () => {

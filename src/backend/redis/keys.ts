@@ -30,6 +30,7 @@
  * - gq:<group> list  the queued tasks of a group (the enqueue option `group`), as `queued`
  * - ring       list  the groups with queued tasks, and '' for `queued`, in the order they take turns
  * - grouped    string how many tasks wait in the groups' lists
+ * - gparked    zset  groups at their groupConcurrency, out of the ring: group -> earliest lease expiry
  * - grunning   zset  the tasks the claim started from the groups' lines, as '<group> <id>' (score 0)
  */
 export const QUEUE_KEY_NAMES = [

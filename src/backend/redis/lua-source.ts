@@ -19,7 +19,7 @@ import { QUEUE_KEY_NAMES, type QueueKeyName } from './keys.js';
  * an earlier file or earlier in its own file (a Lua local is not visible before its definition).
  */
 export const LIB_FILES = [
-  'queue', 'groups', 'json', 'records', 'events', 'record-text', 'keep', 'states', 'stats', 'backoff', 'node-ends', 'claim-batch', 'ack-batch', 'store-task',
+  'queue', 'json', 'groups', 'records', 'events', 'record-text', 'keep', 'states', 'stats', 'backoff', 'node-ends', 'claim-batch', 'ack-batch', 'store-task',
   'operations', 'workflow',
 ] as const;
 

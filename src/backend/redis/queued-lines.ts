@@ -22,9 +22,11 @@ function groupKey(queuedKey: string, group: string): string {
 /** A queue's queued lines now: two round trips when it has groups waiting, one otherwise. */
 export async function queuedLines(c: RedisConnection, queue: string): Promise<QueuedLines> {
   const queued = c.keys.queueKey(queue, 'queued');
-  const ring = `${queued.slice(0, -'queued'.length)}ring`;
-  const [[, size], [, turns]] = ((await c.call(() => c.redis.pipeline().llen(queued).lrange(ring, 0, -1).exec())) ?? []) as [unknown, unknown][];
-  const groups = ((turns as string[] | null) ?? []).filter((g) => g !== '').sort();
+  const tag = queued.slice(0, -'queued'.length);
+  const [[, size], [, turns], [, parked]] = ((await c.call(() => c.redis.pipeline().llen(queued).lrange(`${tag}ring`, 0, -1).zrange(`${tag}gparked`, 0, -1).exec())) ??
+    []) as [unknown, unknown][];
+  // The groups with waiting tasks: those whose turn comes, and those parked at their limit.
+  const groups = [...((turns as string[] | null) ?? []), ...((parked as string[] | null) ?? [])].filter((g) => g !== '').sort();
   const keys = [queued, ...groups.map((g) => groupKey(queued, g))];
   if (groups.length === 0) return { keys, sizes: [Number(size)] };
   const pipeline = c.redis.pipeline();
@@ -37,12 +39,16 @@ export function queuedTotal(lines: QueuedLines): number {
   return lines.sizes.reduce((a, b) => a + b, 0);
 }
 
-/** Up to `count` ids from `offset` of the sequence, in listing order (each line oldest first: from its right end). */
+/**
+ * Up to `count` ids from `offset` of the sequence, in listing order (each line oldest first: from
+ * its right end). A line that shrank since its length was read (a claim took some) gives fewer:
+ * the page goes on from the lines after it, so it is not cut short.
+ */
 export async function readQueued(c: RedisConnection, lines: QueuedLines, offset: number, count: number): Promise<string[]> {
   const pipeline = c.redis.pipeline();
   let skip = offset;
   let want = count;
-  let reads = 0;
+  let last = -1;
   for (const [i, key] of lines.keys.entries()) {
     if (want <= 0) break;
     if (skip >= lines.sizes[i]) {
@@ -51,13 +57,16 @@ export async function readQueued(c: RedisConnection, lines: QueuedLines, offset:
     }
     const take = Math.min(want, lines.sizes[i] - skip);
     pipeline.lrange(key, -(skip + take), -(skip + 1));
-    reads += 1;
+    last = i;
     want -= take;
     skip = 0;
   }
-  if (reads === 0) return [];
+  if (last < 0) return [];
   const replies = (await c.call(() => pipeline.exec())) ?? [];
-  return replies.flatMap(([, ids]) => [...((ids as string[] | null) ?? [])].reverse());
+  const ids = replies.flatMap(([, read]) => [...((read as string[] | null) ?? [])].reverse());
+  if (ids.length >= count || last === lines.keys.length - 1) return ids;
+  const rest: QueuedLines = { keys: lines.keys.slice(last + 1), sizes: lines.sizes.slice(last + 1) };
+  return [...ids, ...(await readQueued(c, rest, 0, count - ids.length))];
 }
 
 /** Where an id is in the sequence (its offset), or null when no line holds it: looked for in its group's line. */

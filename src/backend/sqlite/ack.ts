@@ -4,7 +4,7 @@
  * 'stale'. Lease renewals are in leases.ts, logs and progress in progress.ts.
  */
 import { DEFAULT_RETENTION, type Ack, type AckResult } from '../contract.js';
-import { joinTurns, QUEUED_SORT_KEY } from './groups.js';
+import { joinTurns, QUEUED_SORT_KEY, unparkGroupOf } from './groups.js';
 import { HELD } from './leases.js';
 import type { Transition } from './transition.js';
 
@@ -47,6 +47,8 @@ function cancelInstead(t: Transition, ack: Extract<Ack, { kind: 'retry' | 'hand-
 }
 
 function applyAck(t: Transition, ack: Ack): boolean {
+  // A slot of its group frees (a stale ack's too: the claim counts again before it parks).
+  unparkGroupOf(t, ack.queue, ack.id);
   const attempt = JSON.stringify(ack.attempt);
   const held = [ack.id, ack.queue, ack.token] as const;
   if ((ack.kind === 'retry' || ack.kind === 'hand-back' || ack.kind === 'requeue') && t.get<{ cancel_requested: number }>(CANCEL_WAS_REQUESTED, ...held)?.cancel_requested === 1) {

@@ -2,7 +2,7 @@
 import { shortId } from '../../core/ids.js';
 import type { ClaimedTask, ClaimRequest, ClaimResult, QueueLimits } from '../contract.js';
 import { FORWARD_LIMIT } from '../shared.js';
-import { claimInTurns } from './groups.js';
+import { claimInTurns, FIRST_PARKED, PARKED } from './groups.js';
 import { forwardDue, nextDueAt } from './lifecycle.js';
 import { CLAIM_COLUMNS, decodeClaimed, type ClaimRow } from './rows.js';
 import type { Transition } from './transition.js';
@@ -68,10 +68,14 @@ export function claimTasks(t: Transition, workerId: string, requests: ClaimReque
     const more = t.get("SELECT 1 FROM tasks WHERE queue = ? AND state = 'queued' LIMIT 1", queue) !== undefined;
     // A limit held the claim back when it cut the count while tasks were left queued: the groups'
     // when groups running their groupConcurrency left some of the room untaken.
-    const limited = !more ? null : groupsFull && tasks.length < allowed.count ? 'group' : allowed.count < request.count ? allowed.limit : null;
+    // Room left untaken in a queue with groups: the rest is parked groups' (groups.ts), which
+    // take turns again when a task of theirs ends, or when the first one's earliest lease expires.
+    const groupsHeld = more && turn !== 0 && allowed.count > 0 && tasks.length < allowed.count && (groupsFull || limits.groupConcurrency !== null);
+    const limited = !more ? null : groupsHeld ? 'group' : allowed.count < request.count ? allowed.limit : null;
+    const parkedUntil = limited === 'group' ? (t.get<{ turn: number | null }>(FIRST_PARKED, queue)?.turn ?? null) : null;
     return {
       queue, tasks, paused: false, more, nextDueAt: nextDueAt(t, queue),
-      limited, limitedUntil: limited === 'rate' ? allowed.until : null, now: t.now,
+      limited, limitedUntil: limited === 'rate' ? allowed.until : parkedUntil === null ? null : parkedUntil - PARKED, now: t.now,
     };
   });
   const signals = new Map(requests.map((r) => [r.queue, t.queue(r.queue).signal]));

@@ -11,9 +11,12 @@
  * Turns. group_turns has a row per group with queued tasks, and one (UNGROUPED) for the tasks
  * without a group, made with the queue's first group and kept; the lowest `turn` goes next. The
  * claim walks the turns from the front: a participant that takes a task (one per turn) goes to
- * the back with a new turn number; one that cannot (a group running its groupConcurrency, no task
- * without a group) keeps its place, and goes first once it can. The walk ends when it has its
- * room, or when it passed every participant since one last took a task. A group found without
+ * the back with a new turn number; the tasks without a group, when there are none, keep their
+ * place. A group running as many as the queue's groupConcurrency is parked: its turn becomes
+ * PARKED + the time its earliest live lease expires, past every turn the walk looks at, until a
+ * task of it stops running (unparkGroup, from the acks and lease recovery) or that time comes
+ * (the claim unparks those due first) — so the claim never walks past full groups. The walk ends
+ * when it has its room, or when it passed every participant since one last took a task. A group found without
  * queued tasks leaves the turns; every move of a grouped task to queued joins them (joinTurns),
  * so each group with queued tasks has its row.
  *
@@ -54,15 +57,43 @@ const ADD_TURN = 'INSERT INTO group_turns (queue, grp, turn) VALUES (?, ?, ?)';
  * queue's turns unless it has its place already. The queue's first group brings the tasks
  * without a group in, ahead of it.
  */
+const TO_THE_BACK = 'UPDATE group_turns SET turn = ? WHERE queue = ? AND grp = ?';
+
 export function joinTurns(t: Transition, queue: string, group: string | null): void {
   if (group === null || t.get(HAS_TURN, queue, group)) return;
   if (!t.get(HAS_TURN, queue, UNGROUPED)) t.run(ADD_TURN, queue, UNGROUPED, t.nextTurn(queue));
   t.run(ADD_TURN, queue, group, t.nextTurn(queue));
 }
 
-export const NEXT_IN_TURN = 'SELECT grp, turn FROM group_turns WHERE queue = ? AND turn > ? ORDER BY turn LIMIT 1';
-const ANOTHER_GROUP = `SELECT 1 FROM group_turns WHERE queue = ? AND grp > '${UNGROUPED}' LIMIT 1`;
-const TO_THE_BACK = 'UPDATE group_turns SET turn = ? WHERE queue = ? AND grp = ?';
+/** Turns of parked groups: PARKED + when the group's earliest live lease expires (epoch ms). */
+export const PARKED = 2 ** 52;
+export const NEXT_IN_TURN = `SELECT grp, turn FROM group_turns WHERE queue = ? AND turn > ? AND turn < ${PARKED} ORDER BY turn LIMIT 1`;
+const ANOTHER_GROUP = `SELECT 1 FROM group_turns WHERE queue = ? AND grp > '${UNGROUPED}' AND turn < ${PARKED} LIMIT 1`;
+const PARK = 'UPDATE group_turns SET turn = ? WHERE queue = ? AND grp = ?';
+const EARLIEST_LEASE = "SELECT MIN(sort_key) AS at FROM tasks WHERE queue = ? AND state = 'running' AND grp = ? AND sort_key > ?";
+/** Parked groups due again (their earliest lease expired), or all of them (`limit` removed). */
+const PARKED_UNTIL = `SELECT grp FROM group_turns WHERE queue = ? AND turn >= ${PARKED} AND turn <= ? ORDER BY turn LIMIT 100`;
+const IS_PARKED = `SELECT 1 FROM group_turns WHERE queue = ? AND grp = ? AND turn >= ${PARKED}`;
+/** When the first parked group's earliest lease expires, as its turn. */
+export const FIRST_PARKED = `SELECT MIN(turn) AS turn FROM group_turns WHERE queue = ? AND turn >= ${PARKED}`;
+
+/**
+ * Task `id` of the queue stops running (an ack, a lease recovered): its group, if parked, takes
+ * turns again, at the back. Only a queue with grouped tasks and a groupConcurrency looks.
+ */
+export function unparkGroupOf(t: Transition, queue: string, id: string): void {
+  const state = t.queue(queue);
+  if (state.turn === 0 || state.limits.groupConcurrency === null) return;
+  const group = t.get<{ grp: string | null }>('SELECT grp FROM tasks WHERE id = ?', id)?.grp ?? null;
+  if (group === null || !t.get(IS_PARKED, queue, group)) return;
+  t.run(TO_THE_BACK, t.nextTurn(queue), queue, group);
+}
+
+/** Parked groups whose earliest lease has expired take turns again; all of them once the queue has no groupConcurrency. */
+function unparkDue(t: Transition, queue: string, limit: number | null): void {
+  const until = limit === null ? Number.MAX_SAFE_INTEGER : PARKED + t.now;
+  for (const { grp } of t.all<{ grp: string }>(PARKED_UNTIL, queue, until)) t.run(TO_THE_BACK, t.nextTurn(queue), queue, grp);
+}
 const LEAVE_TURNS = 'DELETE FROM group_turns WHERE queue = ? AND grp = ?';
 /** The oldest two queued tasks of a group (the second says whether it has more); rowids, from the index alone. */
 export const GROUP_FRONT = "SELECT rowid AS at FROM tasks WHERE queue = ? AND state = 'queued' AND grp = ? ORDER BY sort_key LIMIT 2";
@@ -81,6 +112,7 @@ export function claimInTurns(
   t: Transition, queue: string, room: number, start: (row: ClaimRow) => ClaimedTask,
 ): { tasks: ClaimedTask[]; full: boolean } {
   const limit = t.queue(queue).limits.groupConcurrency;
+  unparkDue(t, queue, limit);
   const tasks: ClaimedTask[] = [];
   /** Running tasks with a live lease per group met, with those this claim started. */
   const live = new Map<string, number>();
@@ -118,7 +150,9 @@ export function claimInTurns(
     if (limit !== null) {
       if (!live.has(group)) running = t.get<{ n: number }>(LIVE_IN_GROUP, queue, group, t.now)!.n;
       if (running >= limit) {
-        // Passes its turn, keeping its place.
+        // Parked until a task of it stops running, or its earliest live lease expires.
+        const earliest = t.get<{ at: number | null }>(EARLIEST_LEASE, queue, group, t.now)?.at ?? null;
+        t.run(PARK, PARKED + (earliest ?? t.now + 1000), queue, group);
         live.set(group, running);
         full = true;
         continue;

@@ -25,11 +25,13 @@ export function finishTask(t: Transition, id: string, queue: string, from: strin
  * groups.ts) and wakes the queue's workers.
  */
 export function queueTask(t: Transition, id: string, queue: string, from: string): void {
-  const { grp } = t.get<{ grp: string | null }>(
+  const row = t.get<{ grp: string | null }>(
     `UPDATE tasks SET state = 'queued', enqueued_at = ?, next_run_at = NULL, sort_key = ${QUEUED_SORT_KEY} WHERE id = ? RETURNING grp`,
     t.now, t.backOfLine(queue), id,
-  )!;
-  joinTurns(t, queue, grp);
+  );
+  // The caller found the task in its transaction; should it be gone, there is nothing to queue.
+  if (row === undefined) return;
+  joinTurns(t, queue, row.grp);
   t.moved(queue, from, 'queued');
   t.wake(queue);
 }

@@ -2,6 +2,7 @@
 import { backoffDelay, DEFAULT_BACKOFF } from '../../core/backoff.js';
 import type { BackoffSpec } from '../../core/task.js';
 import { finishTask } from './lifecycle.js';
+import { unparkGroupOf } from './groups.js';
 import { deleteTaskRows, pruneEvents, trimKept, type Transition } from './transition.js';
 
 export const LEASE_EXPIRED = 'lease expired (worker lost)';
@@ -29,6 +30,7 @@ export function recoverExpiredLeases(t: Transition, queue: string, limit: number
     queue, t.now, limit,
   );
   for (const row of expired) {
+    unparkGroupOf(t, queue, row.id);
     const record = { attempt: row.attempt, startedAt: row.started_at, finishedAt: t.now, outcome: 'failed', error: LEASE_EXPIRED, workerId: row.worker_id };
     t.run(
       "UPDATE tasks SET lease_token = NULL, last_error = ?, attempts = json_insert(attempts, '$[#]', json(?)) WHERE id = ?",

@@ -18,6 +18,10 @@ if state == 'queued' then
   ids = redis.call('LRANGE', K_QUEUED, -limit, -1)
   local tag = queue_tag(K_QUEUED)
   local turns = #ids < limit and redis.call('LRANGE', tag .. 'ring', 0, -1) or {}
+  -- The groups parked at their groupConcurrency wait too.
+  if #ids < limit then
+    for _, group in ipairs(redis.call('ZRANGE', tag .. 'gparked', 0, -1)) do turns[#turns + 1] = group end
+  end
   for _, group in ipairs(turns) do
     if #ids >= limit then break end
     if group ~= '' then

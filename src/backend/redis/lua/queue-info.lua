@@ -11,6 +11,7 @@ local tag = queue_tag(K_QUEUED)
 -- The oldest of the queue's line and of its groups' first 100 in turn.
 local fronts = { redis.call('LINDEX', K_QUEUED, -1) }
 local turns = redis.call('LRANGE', tag .. 'ring', -101, -1)
+for _, group in ipairs(redis.call('ZRANGE', tag .. 'gparked', 0, 99)) do turns[#turns + 1] = group end
 for _, group in ipairs(turns) do
   if group ~= '' then fronts[#fronts + 1] = redis.call('LINDEX', tag .. 'gq:' .. group, -1) end
 end
@@ -26,10 +27,10 @@ end
 -- Running tasks per group: the live leases' records, in a queue that has had grouped tasks.
 local running_groups, by_group, named = {}, {}, 0
 local live = redis.call('EXISTS', tag .. 'grouped') == 1 and redis.call('ZRANGEBYSCORE', K_RUNNING, '(' .. NOW_S, '+inf', 'LIMIT', 0, 10000) or {}
-if #live > 0 then
-  for _, raw in ipairs(redis.call('HMGET', K_META, unpack(live))) do
-    local ok, m = pcall(decode_json, raw or '')
-    local group = ok and type(m) == 'table' and type(m.g) == 'string' and m.g
+for from = 1, #live, 1000 do
+  -- In calls of 1,000 ids (Lua unpacks at most ~8,000).
+  for _, raw in ipairs(redis.call('HMGET', K_META, unpack(live, from, math.min(from + 999, #live)))) do
+    local group = raw and running_group(raw)
     if group then
       if not by_group[group] and named < 1000 then
         named = named + 1
@@ -45,7 +46,8 @@ for _, group in ipairs(running_groups) do
   group_counts[#group_counts + 1] = group
   group_counts[#group_counts + 1] = by_group[group]
 end
-local waiting_groups = redis.call('LLEN', tag .. 'ring')
+-- Groups with waiting tasks: in the turns (with '' for the queue's own line) or parked.
+local waiting_groups = math.max(redis.call('LLEN', tag .. 'ring') - 1, 0) + redis.call('ZCARD', tag .. 'gparked')
 local totals = redis.call('HMGET', K_STATS, 'processed', 'failed', 'refused')
 local keep = keep_bounds()
 -- A read: the window's old starts are not removed here, only not counted.
@@ -65,5 +67,5 @@ return {
   tonumber(totals[1] or 0), tonumber(totals[2] or 0), oldest, NOW,
   keep.completed or -1, keep.dead or -1, keep.cancelled or -1,
   keep.rate_limit and (keep.rate_limit .. ' ' .. keep.rate_ms) or '', keep.concurrency or -1, keep.group_concurrency or -1, keep.max_length or -1,
-  held, held_until, tonumber(totals[3] or 0), math.max(waiting_groups - 1, 0), group_counts,
+  held, held_until, tonumber(totals[3] or 0), waiting_groups, group_counts,
 }

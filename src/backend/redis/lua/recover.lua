@@ -14,7 +14,7 @@ for _, id in ipairs(ids) do
   redis.call('ZREM', K_RUNNING, id)
   local m = get_meta(id)
   if m then
-    if m.g then left_groups(queue_tag(K_QUEUED), { m.g .. ' ' .. id }) end
+    if m.g then left_groups(queue_tag(K_QUEUED), { m.g .. ' ' .. id }, true) end
     failed = failed + 1
     local reason = 'lease expired (worker lost)'
     -- Short keys, as codec.ts encodeAttempt writes them.

@@ -188,17 +188,13 @@ local function ack_batch(o)
     if #gone > 0 then delete_tasks(gone) end
     redis.call('ZREM', K_RUNNING, unpack(ended_ids))
     if keep_bounds().groups then
-      -- Out of the groups' running tasks (lib/groups.lua); a record as the claim wrote it has the
-      -- group after the timeout, any other is decoded.
+      -- Out of the groups' running tasks; their groups, if parked, take turns again (lib/groups.lua).
       local members = {}
       for _, i in ipairs(live) do
-        local raw = metas[i]
-        if string.find(raw, '"g":"', 1, true) then
-          local group = string.match(raw, ',"o":%d+,"g":"([^"]*)"') or decode_json(raw).g
-          if group then members[#members + 1] = group .. ' ' .. ids[i] end
-        end
+        local group = running_group(metas[i])
+        if group then members[#members + 1] = group .. ' ' .. ids[i] end
       end
-      if #members > 0 then left_groups(queue_tag(K_QUEUED), members) end
+      if #members > 0 then left_groups(queue_tag(K_QUEUED), members, keep_bounds().group_concurrency) end
     end
     -- Slots freed under a concurrency limit: a worker waiting for one claims again.
     if keep_bounds().concurrency or keep_bounds().group_concurrency then wake_workers() end

@@ -23,14 +23,14 @@ local function claim_room(count)
 end
 
 -- Up to `room` queued ids of a queue whose groups have waiting tasks (lib/groups.lua), the groups
--- and the tasks without one ('') taking turns; after its turn a group goes to the back. A turn
--- takes an equal share of the room left (one task when there are more turns than room), and a
--- group running as many as the queue's groupConcurrency passes its turn. Returns the ids and
--- whether a group's limit held one back. Stops when a whole round of turns took nothing. The
--- turns are taken from the front in bulk and put back in one call.
-local function claim_turns(room)
+-- and the tasks without one ('') taking turns from the front of the ring; after its turn a group
+-- goes to the back. A turn takes an equal share of the room left (rounded down, at least one; the
+-- rest goes to the next turns), and a group running as many as the queue's groupConcurrency is
+-- parked instead. Returns the ids and whether a group's limit held one back. The turns of a
+-- round are taken in one call and put back in one.
+local function claim_turns(room, lease_ms)
   local tag = queue_tag(K_QUEUED)
-  local ring = tag .. 'ring'
+  local ring, parked = tag .. 'ring', tag .. 'gparked'
   local limit = keep_bounds().group_concurrency
   -- With fewer grouped tasks running in all than the limit allows one group, less this claim's
   -- room, no group can fill up: nothing is counted per group.
@@ -40,24 +40,26 @@ local function claim_turns(room)
     local length = redis.call('LLEN', ring)
     if length == 0 or idle >= length then break end
     local turns = redis.call('RPOP', ring, math.min(length, room - #ids))
-    local share = math.ceil((room - #ids) / #turns)
-    local back = {}
+    local share = math.max(1, math.floor((room - #ids) / #turns))
+    local back, parking = {}, {}
     for _, group in ipairs(turns) do
       local want, took, stays = math.min(share, room - #ids), nil, true
       if want > 0 then
         if group == '' then
           took = redis.call('RPOP', K_QUEUED, want)
         else
-          local live = counting and running[group]
+          local live, earliest = counting and running[group], nil
           if counting and not live then
-            live = group_running(tag, group, limit)
+            live, earliest = group_running(tag, group, limit)
             running[group] = live
           end
-          if counting and live + want > limit then
-            want = limit - live
-            full = true
-          end
-          if want > 0 then
+          if counting and live >= limit then
+            -- Full: parked until a task of it ends, or its earliest lease expires.
+            full, stays = true, false
+            parking[#parking + 1] = earliest or (NOW + lease_ms)
+            parking[#parking + 1] = group
+          else
+            if counting and live + want > limit then want = limit - live end
             local list = tag .. 'gq:' .. group
             took = redis.call('RPOP', list, want)
             for _, id in ipairs(took or {}) do
@@ -73,16 +75,18 @@ local function claim_turns(room)
       if took then
         for _, id in ipairs(took) do ids[#ids + 1] = id end
         idle = 0
-      else
+      elseif stays then
+        -- A turn that took nothing and stays ('' with an empty line): a round of only those ends the claim.
         idle = idle + 1
       end
       if stays then back[#back + 1] = group end
     end
+    if #parking > 0 then redis.call('ZADD', parked, unpack(parking)) end
     -- To the back, in the order they had: the first of them has its next turn first.
     if #back > 0 then redis.call('LPUSH', ring, unpack(back)) end
     if #back < #turns and redis.call('LLEN', ring) <= 1 then
-      -- Only the tasks without a group are left: the turns go, and the rest of the room is
-      -- taken from their line.
+      -- Only the tasks without a group are left in the turns: they go, and the rest of the room
+      -- is taken from their line.
       redis.call('DEL', ring)
       if #ids < room then
         for _, id in ipairs(redis.call('RPOP', K_QUEUED, room - #ids) or {}) do ids[#ids + 1] = id end
@@ -115,11 +119,18 @@ local function claim_batch(o)
   local out = { 0, 0, 0, NOW, '', '', -1 }
   local room, limited = claim_room(count)
   local ids = false
+  local grouped = keep_bounds().groups or GROUPS_JOINED
   if room > 0 then
-    if keep_bounds().groups and redis.call('EXISTS', queue_tag(K_QUEUED) .. 'ring') == 1 then
-      local full
-      ids, full = claim_turns(room)
-      if full and #ids < room then limited = 'group' end
+    local tag = queue_tag(K_QUEUED)
+    if grouped then
+      -- Parked groups whose earliest lease has expired since take turns again; all of them once
+      -- the queue has no groupConcurrency any more.
+      local due = keep_bounds().group_concurrency and redis.call('ZRANGEBYSCORE', tag .. 'gparked', '-inf', NOW_S, 'LIMIT', 0, 100)
+        or (redis.call('EXISTS', tag .. 'gparked') == 1 and redis.call('ZRANGE', tag .. 'gparked', 0, 999)) or {}
+      if #due > 0 then unpark(tag, due) end
+    end
+    if grouped and redis.call('EXISTS', tag .. 'ring') == 1 then
+      ids = claim_turns(room, lease_ms)
       if #ids == 0 then ids = false end
     else
       ids = redis.call('RPOP', K_QUEUED, room)
@@ -194,14 +205,21 @@ local function claim_batch(o)
     end
   end
   -- (The groups' lines are counted only in a queue that has had groups: one call less for others.)
-  if (keep_bounds().groups and queued_count(K_QUEUED) or redis.call('LLEN', K_QUEUED)) > 0 then
+  if (grouped and queued_count(K_QUEUED) or redis.call('LLEN', K_QUEUED)) > 0 then
     out[3] = 1
-    if limited ~= '' and (ids and #ids or 0) < count then
+    local took = ids and #ids or 0
+    -- Fewer taken than the room with tasks left: they are parked groups' (lib/groups.lua).
+    if limited == '' and grouped and took < room then limited = 'group' end
+    if limited ~= '' and took < count then
       -- Held back by a limit: the other workers are not woken for tasks none of them may start.
       out[6] = limited
       if limited == 'rate' then
         local oldest = redis.call('ZRANGE', K_STARTS, 0, 0, 'WITHSCORES')
         out[7] = oldest[2] and (tonumber(oldest[2]) + keep_bounds().rate_ms) or NOW
+      elseif limited == 'group' then
+        -- When a parked group's earliest lease expires (an ack before then wakes the workers).
+        local first = redis.call('ZRANGE', queue_tag(K_QUEUED) .. 'gparked', 0, 0, 'WITHSCORES')
+        if first[2] then out[7] = tonumber(first[2]) end
       end
     else
       wake_workers()
