@@ -61,7 +61,8 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard security and access on %s
     // Kept for this tab only, never in the URL.
     expect(tab.page.url()).not.toContain(ADMIN);
     expect(await tab.page.evaluate<string | null>("sessionStorage.getItem('taskline.token')")).toBe(ADMIN);
-    expect(await tab.page.getByRole('button', { name: 'Pause' }).count()).toBeGreaterThan(0);
+    // The queue list loads after the heading: its buttons come with it.
+    await tab.page.getByRole('button', { name: 'Pause' }).first().waitFor();
     // The token travels in a header only: no request the page made carries it in its URL.
     expect(urls.length).toBeGreaterThan(3);
     expect(urls.filter((url) => url.includes(ADMIN) || url.includes('not-the-token'))).toEqual([]);
