@@ -54,7 +54,8 @@ describe.skipIf(!HAS_CHROMIUM).each(STORES)('dashboard pages on %s', (_name, ope
     await expect.poll(async () => (await backend().getQueue('q-pause'))?.paused).toBe(false);
     await page.goto(`${center.url}/queues/q-pause?state=queued`);
     await page.getByRole('link', { name: /^queued/ }).and(page.locator('[aria-current="page"]')).waitFor();
-    await expect.poll(() => page.locator('table.tasks tbody tr').count()).toBe(1);
+    // The page goes on through its calls after the first shows: a busy box takes its time.
+    await expect.poll(() => page.locator('table.tasks tbody tr').count(), { timeout: 15_000 }).toBe(1);
     // Each waiting task says why it has not started (no worker serves this queue here).
     expect(await page.locator('table.tasks .why-inline').textContent()).toBe('no live worker serves the queue q-pause');
     await done();

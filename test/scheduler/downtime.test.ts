@@ -41,10 +41,11 @@ describe.each(BACKEND_KINDS)('scheduler downtime on %s', (kind) => {
     const after = (f: FireRecord) => f.nominalAt > downUntil + 4_000;
     for (const policy of ['latest', 'all', 'skip']) {
       const all = await fires(policy);
-      // Before the stop and after the restart every fire was enqueued, within 3 s (a loaded box may pass the grace).
+      // Before the stop and after the restart every fire was enqueued, within 5 s (a loaded box
+      // may pass the grace: the bound is against a fire left for the next tick, not a speed check).
       for (const f of all.filter((f) => before(f) || after(f))) {
         expect(f.outcome, `${policy} ${new Date(f.nominalAt).toISOString()}`).toBe('enqueued');
-        expect(f.lagMs!).toBeLessThanOrEqual(3_000);
+        expect(f.lagMs!).toBeLessThanOrEqual(5_000);
       }
       // The fires of the gap the store recorded (no check-in for longer than the lease).
       const { downtime } = await backend.listSchedulers();
