@@ -14,10 +14,16 @@ export interface ConnectOptions {
 /** The embedded default store. */
 export const DEFAULT_BACKEND_URL = 'sqlite:./taskline.db';
 
-const ACCEPTED = 'redis://host:port[/db], rediss://…, or sqlite:<path>';
+const ACCEPTED = 'redis://host:port[/db], rediss://…, redis+sentinel://host:port,…/<master name>, or sqlite:<path>';
+
+/** Whether a URL names a Redis store (one server, or a master watched by Sentinels). */
+export function isRedisUrl(url: string): boolean {
+  return url.startsWith('redis://') || url.startsWith('rediss://') || url.startsWith('redis+sentinel://');
+}
 
 /**
- * Opens a backend from a URL: `redis://…`/`rediss://…` or `sqlite:<path>`. Without a URL the
+ * Opens a backend from a URL: `redis://…`/`rediss://…`, `redis+sentinel://…` (redis/target.ts)
+ * or `sqlite:<path>`. Without a URL the
  * environment decides (TASKLINE_BACKEND, REDIS_URL, BROKER_URL, RESULT_BACKEND), else the
  * embedded default `sqlite:./taskline.db`.
  */
@@ -26,7 +32,7 @@ export async function connect(url?: string, options: ConnectOptions = {}): Promi
   if (typeof target !== 'string' || target.length === 0) {
     throw new TasklineError('TL_INVALID_CONFIG', `backend URL must be a non-empty string: ${ACCEPTED}`);
   }
-  if (target.startsWith('redis://') || target.startsWith('rediss://')) {
+  if (isRedisUrl(target)) {
     const redisOptions: RedisBackendOptions = { prefix: options.prefix, commandTimeout: options.commandTimeout, clockOffsetMs: options.clockOffsetMs };
     return RedisBackend.connect(target, redisOptions);
   }
@@ -47,8 +53,8 @@ export function resolveBackendUrl(env: NodeJS.ProcessEnv): string {
     .map((name) => [name, env[name]?.trim()] as const)
     .filter((entry): entry is readonly [typeof entry[0], string] => entry[1] !== undefined && entry[1] !== '');
   for (const [name, value] of redisSettings) {
-    if (!value.startsWith('redis://') && !value.startsWith('rediss://')) {
-      throw new TasklineError('TL_INVALID_CONFIG', `${name}=${JSON.stringify(value)} is not a Redis URL: use redis://host:port[/db] or rediss://…`);
+    if (!isRedisUrl(value)) {
+      throw new TasklineError('TL_INVALID_CONFIG', `${name}=${JSON.stringify(value)} is not a Redis URL: use redis://host:port[/db], rediss://… or redis+sentinel://host:port,…/<master name>`);
     }
   }
   const distinct = new Set(redisSettings.map(([, value]) => value));

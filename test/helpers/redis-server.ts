@@ -10,10 +10,11 @@ export class RedisServer {
   private process: ChildProcess | null = null;
   private readonly dir = tempDir('taskline-redis');
 
-  private constructor(readonly port: number, private readonly appendOnly: boolean) {}
+  private constructor(readonly port: number, private readonly appendOnly: boolean, private readonly extraArgs: string[]) {}
 
-  static async start(options: { appendOnly?: boolean } = {}): Promise<RedisServer> {
-    const server = new RedisServer(await freePort(), options.appendOnly ?? false);
+  /** `args`: more redis-server arguments (e.g. `--replicaof 127.0.0.1 6380`). */
+  static async start(options: { appendOnly?: boolean; args?: string[] } = {}): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), options.appendOnly ?? false, options.args ?? []);
     await server.start();
     return server;
   }
@@ -26,6 +27,7 @@ export class RedisServer {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--dir', this.dir.path, '--daemonize', 'no'];
     if (this.appendOnly) args.push('--appendonly', 'yes', '--appendfsync', 'always');
     else args.push('--appendonly', 'no');
+    args.push(...this.extraArgs);
     this.process = spawn('redis-server', args, { stdio: 'ignore' });
     await this.waitUntilReady();
   }

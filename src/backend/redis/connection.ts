@@ -6,7 +6,19 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { TasklineError } from '../../core/errors.js';
 import { RedisKeys } from './keys.js';
-import { ScriptRunner, scriptKeyNames, type ScriptCall } from './scripts.js';
+import { ScriptRunner, scriptKeyNames, type ScriptCall, type ScriptName } from './scripts.js';
+import { redactUrl, redisTarget, type RedisTarget } from './target.js';
+
+/**
+ * The scripts whose writes acknowledge work to a caller — an enqueue, a completion or failure, a
+ * fire, an operator's or a workflow's change: with durability 'replicated' each answers only once
+ * a replica has it (WAIT). A claim's lease is not among them: one lost to a failover only runs
+ * the task again.
+ */
+const ACKNOWLEDGED_WRITES: ReadonlySet<ScriptName> = new Set<ScriptName>([
+  'enqueue', 'ack', 'ack-claim', 'fire', 'operate', 'operate-all', 'workflow-create', 'workflow-cancel', 'workflow-retry',
+  'schedule-save', 'schedule-advance',
+]);
 
 export interface RedisBackendOptions {
   /** Key prefix, so that several deployments (or tests) share one Redis. Default `tl`. */
@@ -29,7 +41,7 @@ export class RedisConnection {
   readonly registered = new Set<string>();
   private closed = false;
 
-  private constructor(private readonly url: string, private readonly options: RedisBackendOptions) {
+  private constructor(private readonly target: RedisTarget, private readonly options: RedisBackendOptions) {
     this.keys = new RedisKeys(options.prefix ?? 'tl');
     this.offset = String(options.clockOffsetMs ?? 0);
     this.redis = this.open('main', { commandTimeout: options.commandTimeout ?? 5000 });
@@ -37,8 +49,9 @@ export class RedisConnection {
 
   /** Connects and checks that Redis answers; throws TL_STORE_UNAVAILABLE when it does not. */
   static async connect(url: string, options: RedisBackendOptions): Promise<RedisConnection> {
-    const db = databaseOf(url);
-    const connection = new RedisConnection(url, options);
+    const target = redisTarget(url);
+    const db = target.db;
+    const connection = new RedisConnection(target, options);
     try {
       await connection.redis.ping();
       await connection.scripts.ensureLoaded(connection.redis);
@@ -59,9 +72,10 @@ export class RedisConnection {
     return connection;
   }
 
-  /** A new connection to the same server; `role` names it in CLIENT LIST. */
+  /** A new connection to the same server (the Sentinels' master); `role` names it in CLIENT LIST. */
   open(role: string, extra: RedisOptions = {}): Redis {
-    const connection = new Redis(this.url, {
+    const target = this.target.connectTo;
+    const options: RedisOptions = {
       lazyConnect: false,
       connectionName: `taskline:${role}`,
       maxRetriesPerRequest: role === 'main' ? 2 : null,
@@ -72,7 +86,8 @@ export class RedisConnection {
       retryStrategy: (times) => Math.min(50 * times, 1000),
       ...this.options.redis,
       ...extra,
-    });
+    };
+    const connection = typeof target === 'string' ? new Redis(target, options) : new Redis({ ...target, ...options });
     // Errors surface on the commands; the connection reconnects by itself.
     connection.on('error', () => undefined);
     return connection;
@@ -101,17 +116,46 @@ export class RedisConnection {
 
   runScript(name: ScriptCall['name'], queue: string, args: (string | number)[], extraKeys: string[] = []): Promise<unknown> {
     const call = this.scriptCall(name, queue, args, extraKeys);
-    return this.call(() => this.scripts.run(this.redis, call.name, call.keys, call.args));
+    return this.durable([name], () => this.scripts.run(this.redis, call.name, call.keys, call.args));
   }
 
   /** A script on other keys than a queue's (schedules, scheduler instances, locks): ARGV 1 is the clock offset. */
   runPlainScript(name: ScriptCall['name'], keys: string[], args: (string | number)[]): Promise<unknown> {
-    return this.call(() => this.scripts.run(this.redis, name, keys, [this.offset, ...args]));
+    return this.durable([name], () => this.scripts.run(this.redis, name, keys, [this.offset, ...args]));
   }
 
   /** Several script calls in one round trip (ScriptRunner.runMany). */
   runScripts(calls: ScriptCall[]): Promise<unknown[]> {
-    return this.call(() => this.scripts.runMany(this.redis, calls));
+    return this.durable(
+      calls.map((c) => c.name),
+      () => this.scripts.runMany(this.redis, calls),
+    );
+  }
+
+  /** The durability the URL asked for ('replicated': acknowledged writes wait for a replica). */
+  get durability(): RedisTarget['durability'] {
+    return this.target.durability;
+  }
+
+  /**
+   * Runs scripts; with durability 'replicated', one that acknowledges work answers only once
+   * `replicas` replicas have every write made before it on this connection (WAIT), else fails
+   * with TL_STORE_UNAVAILABLE (the write may still be on the master alone: a retry with the same
+   * task ids is refused as a conflict, not stored twice).
+   */
+  private async durable<T>(names: readonly ScriptName[], run: () => Promise<T>): Promise<T> {
+    const result = await this.call(run);
+    if (this.target.durability === 'replicated' && names.some((n) => ACKNOWLEDGED_WRITES.has(n))) {
+      const { replicas, waitTimeoutMs } = this.target;
+      const confirmed = await this.call(() => this.redis.wait(replicas, waitTimeoutMs));
+      if (confirmed < replicas) {
+        throw new TasklineError(
+          'TL_STORE_UNAVAILABLE',
+          `Redis: ${confirmed} of ${replicas} replica(s) confirmed the write within ${waitTimeoutMs} ms (durability=replicated); it may be on the master only`,
+        );
+      }
+    }
+    return result;
   }
 
   /** Adds queues to the registry, without waiting for the reply; a failure un-registers for a later try. */
@@ -136,9 +180,6 @@ export class RedisConnection {
   }
 }
 
-function redactUrl(url: string): string {
-  return url.replace(/\/\/([^@/]*)@/, '//***@');
-}
 
 function storeError(error: unknown): TasklineError {
   if (error instanceof TasklineError) return error;
@@ -148,18 +189,6 @@ function storeError(error: unknown): TasklineError {
   return new TasklineError(unavailable ? 'TL_STORE_UNAVAILABLE' : 'TL_STORE_ERROR', `Redis: ${message}`, { cause: error });
 }
 
-/** The database number of a Redis URL (`redis://host:6379/2` → 2; none → 0). */
-function databaseOf(url: string): number {
-  let path = '';
-  try {
-    path = new URL(url).pathname;
-  } catch {
-    return 0; // ioredis reports an unparsable URL itself
-  }
-  const match = /^\/?(\d*)$/.exec(path);
-  if (!match) throw new TasklineError('TL_INVALID_CONFIG', `${redactUrl(url)}: the database must be a whole number (redis://host:port/2), got ${JSON.stringify(path.slice(1, 40))}`);
-  return match[1] === '' ? 0 : Number(match[1]);
-}
 
 /**
  * Closes a connection: QUIT where a command of ioredis's own may be in flight — a subscriber
