@@ -1,5 +1,6 @@
 /** Small pieces every backend shares. */
 import { TasklineError } from '../core/errors.js';
+import { GROUP_PATTERN } from '../core/options.js';
 import { isWellFormed, malformedStringPath, quote, wholeNumber } from '../core/validate.js';
 import { TASK_STATES, type AttemptRecord, type NewTask, type TaskLinks, type TaskState } from '../core/task.js';
 import { acceptedStatesText, type OperatorAction } from '../core/transitions.js';
@@ -119,15 +120,13 @@ export function checkStorableTasks(tasks: ReadonlyArray<Pick<NewTask, 'id' | 'ty
   }
 }
 
-const GROUP = /^[A-Za-z0-9_.:@/+=-]{1,200}$/;
-
 /**
  * Refuses a group that is not what the enqueue option accepts (core/options.ts validateGroup),
  * with TL_INVALID_ARGUMENT: the stores read a group as plain text (Redis's scripts, without JSON
  * escapes), so one that only a direct caller of the backend could pass is not stored.
  */
 export function checkGroup(id: string, group: string | null | undefined): void {
-  if (group == null || (typeof group === 'string' && GROUP.test(group))) return;
+  if (group == null || (typeof group === 'string' && GROUP_PATTERN.test(group))) return;
   throw new TasklineError('TL_INVALID_ARGUMENT', `task ${quote(id)}: group must be 1–200 characters of letters, digits and _ . : @ / + = -, got ${quote(group)}`);
 }
 

@@ -63,11 +63,12 @@ const DOT_SEGMENT = /(^|\/)\.{1,2}(\/|$)/;
 // eslint-disable-next-line no-control-regex
 const TASK_TYPE = /^[^\u0000-\u001f\u007f]{1,200}$/;
 
-const GROUP = /^[A-Za-z0-9_.:@/+=-]{1,200}$/;
+/** What a group is (validateGroup; the stores read it as plain text, the HTTP schema checks it too). */
+export const GROUP_PATTERN = /^[A-Za-z0-9_.:@/+=-]{1,200}$/;
 
 /** A task's group: text the stores read and write as is, without escapes (lua/lib/groups.lua). */
 export function validateGroup(group: unknown, where = 'group'): string {
-  if (typeof group !== 'string' || !GROUP.test(group)) {
+  if (typeof group !== 'string' || !GROUP_PATTERN.test(group)) {
     throw new TasklineError(
       'TL_INVALID_OPTION',
       `invalid ${where} ${quote(group)}: a group is 1–200 characters of letters, digits and _ . : @ / + = -`,

@@ -1,6 +1,7 @@
 /** The API's zod schemas: request validation and the OpenAPI document come from these. */
 import { z } from 'zod';
 import { MAX_CONCURRENCY_LIMIT, MAX_KEEP, MAX_QUEUE_LENGTH, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT } from '../backend/contract.js';
+import { GROUP_PATTERN } from '../core/options.js';
 import { TASK_STATES } from '../core/task.js';
 import { WAITING_REASONS } from '../core/why-waiting.js';
 
@@ -17,7 +18,7 @@ const taskType = z.string().min(1).describe('a task type string of 1–200 chara
 /** The enqueue option `group`, as core/options.ts validateGroup takes it (checked here too, so a bad one names its field). */
 const group = z
   .string()
-  .regex(/^[A-Za-z0-9_.:@/+=-]{1,200}$/)
+  .regex(GROUP_PATTERN)
   .describe('a group: 1–200 characters of letters, digits and _ . : @ / + = -');
 const queryInt = (max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().nonnegative().max(max);
 
