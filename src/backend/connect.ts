@@ -1,6 +1,7 @@
 import { TasklineError } from '../core/errors.js';
 import type { Backend } from './contract.js';
 import { RedisBackend, type RedisBackendOptions } from './redis/redis-backend.js';
+import { isRedisUrl } from './redis/target.js';
 
 export interface ConnectOptions {
   /** Redis: key prefix. Default `tl`. */
@@ -14,15 +15,12 @@ export interface ConnectOptions {
 /** The embedded default store. */
 export const DEFAULT_BACKEND_URL = 'sqlite:./taskline.db';
 
-const ACCEPTED = 'redis://host:port[/db], rediss://…, redis+sentinel://host:port,…/<master name>, or sqlite:<path>';
+const ACCEPTED = 'redis://host:port[/db], rediss://…, redis+sentinel://host:port,…/<master name>, redis+cluster://host:port,…, or sqlite:<path>';
 
-/** Whether a URL names a Redis store (one server, or a master watched by Sentinels). */
-export function isRedisUrl(url: string): boolean {
-  return url.startsWith('redis://') || url.startsWith('rediss://') || url.startsWith('redis+sentinel://');
-}
+export { isRedisUrl };
 
 /**
- * Opens a backend from a URL: `redis://…`/`rediss://…`, `redis+sentinel://…` (redis/target.ts)
+ * Opens a backend from a URL: `redis://…`/`rediss://…`, `redis+sentinel://…`, `redis+cluster://…` (redis/target.ts)
  * or `sqlite:<path>`. Without a URL the
  * environment decides (TASKLINE_BACKEND, REDIS_URL, BROKER_URL, RESULT_BACKEND), else the
  * embedded default `sqlite:./taskline.db`.
@@ -54,7 +52,7 @@ export function resolveBackendUrl(env: NodeJS.ProcessEnv): string {
     .filter((entry): entry is readonly [typeof entry[0], string] => entry[1] !== undefined && entry[1] !== '');
   for (const [name, value] of redisSettings) {
     if (!isRedisUrl(value)) {
-      throw new TasklineError('TL_INVALID_CONFIG', `${name}=${JSON.stringify(value)} is not a Redis URL: use redis://host:port[/db], rediss://… or redis+sentinel://host:port,…/<master name>`);
+      throw new TasklineError('TL_INVALID_CONFIG', `${name}=${JSON.stringify(value)} is not a Redis URL: use redis://host:port[/db], rediss://…, redis+sentinel://host:port,…/<master name> or redis+cluster://host:port,…`);
     }
   }
   const distinct = new Set(redisSettings.map(([, value]) => value));

@@ -19,7 +19,7 @@ export function createProgram(): Command {
   const program = new Command('taskline')
     .description('Taskline: durable task queue and workers on Redis or an embedded SQLite file')
     .version(VERSION, '-V, --version')
-    .addOption(new Option('--backend <url>', 'store: redis://host:port[/db], rediss://…, redis+sentinel://host:port,…/<master> [?durability=replicated], sqlite:<path> (env TASKLINE_BACKEND, REDIS_URL …; default sqlite:./taskline.db)'))
+    .addOption(new Option('--backend <url>', 'store: redis://host:port[/db], rediss://…, redis+sentinel://host:port,…/<master>, redis+cluster://host:port,… [?durability=replicated], sqlite:<path> (env TASKLINE_BACKEND, REDIS_URL …; default sqlite:./taskline.db)'))
     .addOption(new Option('--prefix <prefix>', 'Redis key prefix (env TASKLINE_PREFIX; default tl)'))
     .addOption(new Option('--config <path>', 'config file (env TASKLINE_CONFIG; default ./taskline.config.json|mjs|yaml if present)'))
     .option('--json', 'print JSON for scripts instead of tables')

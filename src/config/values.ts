@@ -2,7 +2,7 @@
  * Parsers for setting values given as text (flags, environment) or as JSON (config file).
  * Each throws TL_INVALID_CONFIG with one line naming the setting, the value and the accepted form.
  */
-import { redisTarget } from '../backend/redis/target.js';
+import { isRedisUrl, redisTarget } from '../backend/redis/target.js';
 import { TasklineError } from '../core/errors.js';
 import { validateQueueName } from '../core/options.js';
 
@@ -62,19 +62,21 @@ export function parseQueue(setting: string, value: unknown, source: SettingSourc
   }
 }
 
-export const BACKEND_FORM = 'redis://host:port[/db], rediss://host:port[/db], redis+sentinel://host:port[,host:port…]/<master name>[/db] (each may add ?durability=replicated) or sqlite:<path>';
+export const BACKEND_FORM = 'redis://host:port[/db], rediss://host:port[/db], redis+sentinel://host:port[,host:port…]/<master name>[/db], redis+cluster://host:port[,host:port…] (each may add ?durability=replicated) or sqlite:<path>';
 
-/** A backend URL: `redis://…`, `rediss://…` or `sqlite:<path>` (the path must not be empty). */
+/** A backend URL: `redis://…`, `rediss://…`, `redis+sentinel://…`, `redis+cluster://…` or `sqlite:<path>` (the path must not be empty). */
 export function parseBackendUrl(setting: string, value: unknown, source: SettingSource): string {
   if (typeof value === 'string') {
     const url = value.trim();
-    if (url.startsWith('redis://') || url.startsWith('rediss://') || url.startsWith('redis+sentinel://')) {
+    if (isRedisUrl(url)) {
       try {
         // The same reading as the backend's (redis/target.ts): hosts, database, options.
         redisTarget(url);
+        // Several hosts (Sentinels, Cluster nodes) are no URL that URL reads: redisTarget checked them.
+        if (url.startsWith('redis+sentinel://') || url.startsWith('redis+cluster://')) return url;
         const parsed = new URL(url.split('?')[0]);
         // The database is a whole number (`/2`) or left out; `/abc` would select NaN.
-        if (url.startsWith('redis+sentinel://') || (parsed.hostname !== '' && /^\/?\d{0,5}$/.test(parsed.pathname))) return url;
+        if (parsed.hostname !== '' && /^\/?\d{0,5}$/.test(parsed.pathname)) return url;
       } catch {
         // reported below
       }

@@ -85,7 +85,7 @@ describe('loadSettings', () => {
       [{ SCHEDULER_LEASE: '100ms' }, /^SCHEDULER_LEASE="100ms" is not accepted: a duration from 300ms to 10m, such as 3s, or a whole number of ms$/],
       [{ SCHEDULER_TAKEOVER_DELAY: '2m' }, /^SCHEDULER_TAKEOVER_DELAY="2m" is not accepted: a duration from 0ms to 1m, such as 3s, or a whole number of ms$/],
       [{ DEFAULT_QUEUE: '-x' }, /^DEFAULT_QUEUE="-x" is not accepted: a queue name/],
-      [{ TASKLINE_BACKEND: 'mysql://db' }, /^TASKLINE_BACKEND="mysql:\/\/db" is not accepted: redis:\/\/host:port\[\/db\], rediss:\/\/host:port\[\/db\], redis\+sentinel:\/\/host:port\[,host:port…\]\/<master name>\[\/db\] \(each may add \?durability=replicated\) or sqlite:<path>$/],
+      [{ TASKLINE_BACKEND: 'mysql://db' }, /^TASKLINE_BACKEND="mysql:\/\/db" is not accepted: redis:\/\/host:port\[\/db\], rediss:\/\/host:port\[\/db\], redis\+sentinel:\/\/host:port\[,host:port…\]\/<master name>\[\/db\], redis\+cluster:\/\/host:port\[,host:port…\] \(each may add \?durability=replicated\) or sqlite:<path>$/],
       [{ TASKLINE_BACKEND: 'sqlite:' }, /^TASKLINE_BACKEND="sqlite:" is not accepted/],
       [{ RESULT_BACKEND: 'redis://' }, /^RESULT_BACKEND="redis:\/\/" is not accepted/],
       [{ TASKLINE_API_TOKEN: 'has space' }, /^TASKLINE_API_TOKEN="…" is not accepted: a non-empty string without spaces$/],

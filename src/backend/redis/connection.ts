@@ -3,7 +3,7 @@
  * script runner, the store's clock, and the error mapping. Connections for blocking waits and
  * pub/sub are opened from here too (wait.ts, events.ts), with the same settings.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { TasklineError } from '../../core/errors.js';
 import { RedisKeys } from './keys.js';
 import { ScriptRunner, scriptKeyNames, type ScriptCall, type ScriptName } from './scripts.js';
@@ -20,6 +20,9 @@ const ACKNOWLEDGED_WRITES: ReadonlySet<ScriptName> = new Set<ScriptName>([
   'schedule-save', 'schedule-advance',
 ]);
 
+/** A connection to one server (or a Sentinel-watched master), or a Cluster client over all of its masters. */
+export type RedisClient = Redis | Cluster;
+
 export interface RedisBackendOptions {
   /** Key prefix, so that several deployments (or tests) share one Redis. Default `tl`. */
   prefix?: string;
@@ -33,7 +36,7 @@ export interface RedisBackendOptions {
 
 export class RedisConnection {
   readonly keys: RedisKeys;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly scripts = new ScriptRunner();
   /** The clock offset, as the scripts take it (ARGV[1]). */
   readonly offset: string;
@@ -72,8 +75,25 @@ export class RedisConnection {
     return connection;
   }
 
-  /** A new connection to the same server (the Sentinels' master); `role` names it in CLIENT LIST. */
-  open(role: string, extra: RedisOptions = {}): Redis {
+  /**
+   * The event channel as queue scripts take it (ARGV 2). On a Cluster it carries a leading `!`:
+   * publish whether or not a subscriber is seen, for PUBSUB NUMSUB counts only the subscribers of
+   * the node the script runs on, while a PUBLISH reaches those of every node.
+   */
+  get channelArgument(): string {
+    return this.isCluster ? `!${this.keys.events}` : this.keys.events;
+  }
+
+  /** Whether the store is a Redis Cluster (`redis+cluster://`). */
+  get isCluster(): boolean {
+    return this.target.cluster !== undefined;
+  }
+
+  /**
+   * A new connection to the same server (the Sentinels' master), or a new Cluster client; `role`
+   * names it in CLIENT LIST.
+   */
+  open(role: string, extra: RedisOptions = {}): RedisClient {
     const target = this.target.connectTo;
     const options: RedisOptions = {
       lazyConnect: false,
@@ -87,7 +107,25 @@ export class RedisConnection {
       ...this.options.redis,
       ...extra,
     };
-    const connection = typeof target === 'string' ? new Redis(target, options) : new Redis({ ...target, ...options });
+    const cluster = this.target.cluster;
+    const connection = cluster
+      ? new Cluster(cluster.nodes, {
+          // A queue's keys live on its slot's master; reads go there too (a replica may lag).
+          scaleReads: 'master',
+          enableAutoPipelining: false,
+          enableOfflineQueue: true,
+          // After a master fails, the cluster needs its node timeout and an election before the
+          // slots answer again: commands wait for the new slot table instead of failing at once.
+          retryDelayOnFailover: 200,
+          retryDelayOnClusterDown: 300,
+          retryDelayOnTryAgain: 100,
+          clusterRetryStrategy: (times) => Math.min(100 * times, 1000),
+          slotsRefreshTimeout: 2000,
+          redisOptions: { ...options, username: cluster.username, password: cluster.password },
+        })
+      : typeof target === 'string'
+        ? new Redis(target, options)
+        : new Redis({ ...target, ...options });
     // Errors surface on the commands; the connection reconnects by itself.
     connection.on('error', () => undefined);
     return connection;
@@ -111,25 +149,22 @@ export class RedisConnection {
   scriptCall(name: ScriptCall['name'], queue: string, args: (string | number)[], extraKeys: string[] = []): ScriptCall {
     const queueKeys = this.keys.subset(queue, scriptKeyNames(name));
     const keys = extraKeys.length > 0 ? [...queueKeys, ...extraKeys] : queueKeys;
-    return { name, keys, args: [this.offset, this.keys.events, queue, ...args] };
+    return { name, keys, args: [this.offset, this.channelArgument, queue, ...args] };
   }
 
   runScript(name: ScriptCall['name'], queue: string, args: (string | number)[], extraKeys: string[] = []): Promise<unknown> {
     const call = this.scriptCall(name, queue, args, extraKeys);
-    return this.durable([name], () => this.scripts.run(this.redis, call.name, call.keys, call.args));
+    return this.durable([call], () => this.scripts.run(this.redis, call.name, call.keys, call.args));
   }
 
   /** A script on other keys than a queue's (schedules, scheduler instances, locks): ARGV 1 is the clock offset. */
   runPlainScript(name: ScriptCall['name'], keys: string[], args: (string | number)[]): Promise<unknown> {
-    return this.durable([name], () => this.scripts.run(this.redis, name, keys, [this.offset, ...args]));
+    return this.durable([{ name, keys }], () => this.scripts.run(this.redis, name, keys, [this.offset, ...args]));
   }
 
   /** Several script calls in one round trip (ScriptRunner.runMany). */
   runScripts(calls: ScriptCall[]): Promise<unknown[]> {
-    return this.durable(
-      calls.map((c) => c.name),
-      () => this.scripts.runMany(this.redis, calls),
-    );
+    return this.durable(calls, () => this.scripts.runMany(this.redis, calls));
   }
 
   /** The durability the URL asked for ('replicated': acknowledged writes wait for a replica). */
@@ -141,13 +176,16 @@ export class RedisConnection {
    * Runs scripts; with durability 'replicated', one that acknowledges work answers only once
    * `replicas` replicas have every write made before it on this connection (WAIT), else fails
    * with TL_STORE_UNAVAILABLE (the write may still be on the master alone: a retry with the same
-   * task ids is refused as a conflict, not stored twice).
+   * task ids is refused as a conflict, not stored twice). On a Cluster the WAIT goes to the master
+   * of each slot written, on the connection that wrote.
    */
-  private async durable<T>(names: readonly ScriptName[], run: () => Promise<T>): Promise<T> {
+  private async durable<T>(calls: readonly Pick<ScriptCall, 'name' | 'keys'>[], run: () => Promise<T>): Promise<T> {
     const result = await this.call(run);
-    if (this.target.durability === 'replicated' && names.some((n) => ACKNOWLEDGED_WRITES.has(n))) {
+    const acknowledging = calls.filter((call) => ACKNOWLEDGED_WRITES.has(call.name));
+    if (this.target.durability === 'replicated' && acknowledging.length > 0) {
       const { replicas, waitTimeoutMs } = this.target;
-      const confirmed = await this.call(() => this.redis.wait(replicas, waitTimeoutMs));
+      const writers = this.redis instanceof Cluster ? mastersOf(this.redis, acknowledging.map((call) => call.keys[0] ?? '')) : [this.redis];
+      const confirmed = Math.min(...(await Promise.all(writers.map((writer) => this.call(() => writer.wait(replicas, waitTimeoutMs))))));
       if (confirmed < replicas) {
         throw new TasklineError(
           'TL_STORE_UNAVAILABLE',
@@ -156,6 +194,32 @@ export class RedisConnection {
       }
     }
     return result;
+  }
+
+  /**
+   * Sends commands whose keys may lie in different slots, at once: one pipeline on one server; on a
+   * Cluster (which takes a pipeline only within one node's slots) one pipeline per hash tag.
+   * Each command is [name, key, ...args]; the replies come back in the order given, each
+   * [error, result].
+   */
+  async pipelined(commands: PipelinedCommand[]): Promise<[Error | null, unknown][]> {
+    if (commands.length === 0) return [];
+    if (!this.isCluster) return ((await this.call(() => this.redis.pipeline(commands).exec())) ?? []);
+    const groups = new Map<string, number[]>();
+    commands.forEach(([, key], i) => {
+      const tag = hashTag(String(key));
+      const group = groups.get(tag);
+      if (group) group.push(i);
+      else groups.set(tag, [i]);
+    });
+    const replies: [Error | null, unknown][] = new Array(commands.length);
+    await Promise.all(
+      [...groups.values()].map(async (indexes) => {
+        const answer = (await this.call(() => this.redis.pipeline(indexes.map((i) => commands[i])).exec())) ?? [];
+        indexes.forEach((at, j) => (replies[at] = (answer[j] ?? [new Error('no reply'), null])));
+      }),
+    );
+    return replies;
   }
 
   /** Adds queues to the registry, without waiting for the reply; a failure un-registers for a later try. */
@@ -181,6 +245,40 @@ export class RedisConnection {
 }
 
 
+/** A command for `pipelined`: its name, its one key, then its arguments. */
+export type PipelinedCommand = [name: string, key: string, ...args: (string | number)[]];
+
+/** The Cluster's connections to the masters that serve these keys' slots now (each once). */
+function mastersOf(cluster: Cluster, keys: string[]): Redis[] {
+  const masters = cluster.nodes('master');
+  const found = new Set<Redis>();
+  for (const key of keys) {
+    const owner = cluster.slots[keySlot(key)]?.[0];
+    const node = masters.find((m) => `${m.options.host}:${m.options.port}` === owner);
+    if (!node) throw new TasklineError('TL_STORE_UNAVAILABLE', `Redis Cluster: no master known for the slot of ${key} (durability=replicated)`);
+    found.add(node);
+  }
+  return [...found];
+}
+
+/** A key's Cluster slot: CRC16 (XMODEM) of its hash tag, mod 16384. */
+function keySlot(key: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(hashTag(key))) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % 16384;
+}
+
+/** What Redis Cluster hashes of a key: the text inside its first {…} when not empty, else the whole key. */
+function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  if (open < 0) return key;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
 function storeError(error: unknown): TasklineError {
   if (error instanceof TasklineError) return error;
   const message = error instanceof Error ? error.message : String(error);
@@ -195,7 +293,7 @@ function storeError(error: unknown): TasklineError {
  * re-subscribes by itself after a reconnect, and a disconnect would reject that command with no
  * one to hear it (an unhandled rejection).
  */
-export async function quit(connection: Redis): Promise<void> {
+export async function quit(connection: RedisClient): Promise<void> {
   if (connection.status === 'ready') await connection.quit().catch(() => connection.disconnect());
   else connection.disconnect();
 }

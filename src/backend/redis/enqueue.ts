@@ -3,7 +3,7 @@ import type { NewTask } from '../../core/task.js';
 import type { EnqueueOutcome } from '../contract.js';
 import { chunksByQueue } from './batches.js';
 import { encodeRecordFragment } from './codec.js';
-import type { RedisConnection } from './connection.js';
+import type { PipelinedCommand, RedisConnection } from './connection.js';
 import { scriptKeyNames } from './scripts.js';
 
 /** Tasks per enqueue script call (see enqueueTasks). */
@@ -141,15 +141,15 @@ async function storeChunks(
 async function idsInOtherQueues(c: RedisConnection, tasks: NewTask[]): Promise<Set<string>> {
   const queues = await c.call(() => c.redis.smembers(c.keys.queues));
   const checks: { id: string }[] = [];
-  const pipeline = c.redis.pipeline();
+  const commands: PipelinedCommand[] = [];
   for (const task of tasks) {
     for (const queue of queues) {
       if (queue === task.queue) continue;
-      pipeline.hexists(c.keys.queueKey(queue, 'meta'), task.id);
+      commands.push(['hexists', c.keys.queueKey(queue, 'meta'), task.id]);
       checks.push({ id: task.id });
     }
   }
   if (checks.length === 0) return new Set();
-  const replies = (await c.call(() => pipeline.exec())) ?? [];
+  const replies = await c.pipelined(commands);
   return new Set(checks.filter((_, i) => replies[i]?.[1] === 1).map((check) => check.id));
 }

@@ -3,14 +3,13 @@
  * subscriber connection of its own, opened at the first subscription. The events channel
  * carries finished lines and workflow messages.
  */
-import type { Redis } from 'ioredis';
 import { WORKFLOW_STATES, type BackendEvent, type LifecycleEvent, type SubscribeOptions, type Unsubscribe, type WorkflowState } from '../contract.js';
-import { quit, type RedisConnection } from './connection.js';
+import { quit, type RedisClient, type RedisConnection } from './connection.js';
 
 type Listener = (event: BackendEvent) => void;
 
 export class RedisEvents {
-  private subscriber: Redis | null = null;
+  private subscriber: RedisClient | null = null;
   private readonly listeners = new Set<Listener>();
   private readonly lifecycleListeners = new Set<Listener>();
   private readonly cancelListeners = new Set<Listener>();

@@ -17,9 +17,7 @@ export async function queueNames(c: RedisConnection): Promise<string[]> {
 export async function findQueue(c: RedisConnection, id: string): Promise<string | null> {
   const queues = await queueNames(c);
   if (queues.length === 0) return null;
-  const pipeline = c.redis.pipeline();
-  for (const q of queues) pipeline.hexists(c.keys.queueKey(q, 'meta'), id);
-  const replies = (await c.call(() => pipeline.exec())) ?? [];
+  const replies = await c.pipelined(queues.map((q) => ['hexists', c.keys.queueKey(q, 'meta'), id]));
   const index = replies.findIndex((r) => r[1] === 1);
   return index < 0 ? null : queues[index];
 }

@@ -30,8 +30,10 @@ export async function setQueueKeep(c: RedisConnection, queue: string, keep: Part
   const key = c.keys.queueKey(queue, 'keep');
   const set = Object.entries(bounds).filter(([, n]) => n !== null);
   const cleared = Object.entries(bounds).filter(([, n]) => n === null).map(([state]) => state);
-  // The queue is registered in the same transaction: its bounds never exist without it.
-  const multi = c.redis.multi().sadd(c.keys.queues, queue);
+  // The queue is registered first: its bounds never exist without it (a Cluster keeps the
+  // registry in another slot than the queue's keys, so not in the same transaction).
+  await c.call(() => c.redis.sadd(c.keys.queues, queue));
+  const multi = c.redis.multi();
   if (set.length > 0) multi.hset(key, Object.fromEntries(set));
   if (cleared.length > 0) multi.hdel(key, ...cleared);
   multi.hmget(key, ...KEPT_STATES);
@@ -59,8 +61,9 @@ export async function setQueueLimits(c: RedisConnection, queue: string, limits: 
     if (value === null || value === undefined) cleared.push(field);
     else set[field] = typeof value === 'number' ? String(value) : `${value.limit} ${value.intervalMs}`;
   }
-  // Registered with them, as keep bounds are; workers blocked on a limit look again.
-  const multi = c.redis.multi().sadd(c.keys.queues, queue);
+  // Registered first, as for keep bounds; workers blocked on a limit look again.
+  await c.call(() => c.redis.sadd(c.keys.queues, queue));
+  const multi = c.redis.multi();
   if (Object.keys(set).length > 0) multi.hset(key, set);
   if (cleared.length > 0) multi.hdel(key, ...cleared);
   multi.zadd(c.keys.queueKey(queue, 'marker'), 0, '1');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { QUEUE_KEY_NAMES, type QueueKeyName } from './keys.js';
 import { assemblePlainScript, assembleQueueScript, readHelpers } from './lua-source.js';
 
@@ -85,7 +85,7 @@ export interface ScriptCall {
  * forgot them: NOSCRIPT falls back to EVAL, which caches the script again).
  */
 export class ScriptRunner {
-  run(target: Redis, name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
+  run(target: Redis | Cluster, name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
     const script = SCRIPTS.get(name)!;
     return target.evalsha(script.sha, String(keys.length), ...keys, ...args).catch((error: unknown) => {
       if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
@@ -100,11 +100,16 @@ export class ScriptRunner {
    * back in order on the one connection (no Pipeline object: cheaper, and a call that failed
    * with NOSCRIPT — it did not run — is run again on its own by `run`).
    */
-  runMany(redis: Redis, calls: ScriptCall[]): Promise<unknown[]> {
+  runMany(redis: Redis | Cluster, calls: ScriptCall[]): Promise<unknown[]> {
     return Promise.all(calls.map((call) => this.run(redis, call.name, call.keys, call.args)));
   }
 
-  async ensureLoaded(redis: Redis): Promise<void> {
+  /** Loads the scripts a server lacks; on a Cluster, on each master (one promoted later loads them on NOSCRIPT). */
+  async ensureLoaded(redis: Redis | Cluster): Promise<void> {
+    if (redis instanceof Cluster) {
+      await Promise.all(redis.nodes('master').map((node) => this.ensureLoaded(node)));
+      return;
+    }
     const shas = [...SCRIPTS.values()].map((s) => s.sha);
     const exists = (await redis.script('EXISTS', ...shas)) as number[];
     const missing = [...SCRIPTS.values()].filter((_, i) => exists[i] !== 1);

@@ -12,7 +12,7 @@ import {
 } from '../search-scope.js';
 import { parseStoredObject } from '../shared.js';
 import type { StoredMeta } from './codec.js';
-import type { RedisConnection } from './connection.js';
+import type { PipelinedCommand, RedisConnection } from './connection.js';
 import { findQueue, loadRecords, queueNames } from './inspect.js';
 import { queuedLines, queuedOffset, queuedTotal, readQueued, type QueuedLines } from './queued-lines.js';
 
@@ -47,22 +47,20 @@ export async function searchTasks(c: RedisConnection, filter: TaskFilter, page: 
   const queuedQueues = segments.slice(first).filter((s) => s.state === 'queued').map((s) => s.queue);
   const lines = new Map(await Promise.all(queuedQueues.map(async (queue) => [queue, await queuedLines(c, queue)] as const)));
   // One round trip: each state zset's size, and where the anchor of the page before is now.
-  const pipeline = c.redis.pipeline();
   const zsets = segments.filter((s) => s.state !== 'queued');
-  for (const s of zsets) pipeline.zcard(key(c, s));
+  const commands: PipelinedCommand[] = zsets.map((s) => ['zcard', key(c, s)]);
   let anchor = resumed?.[1] ?? null;
   const score = resumed?.[2] ?? null;
   if (anchor !== null && segments[first].state !== 'queued') {
     const s = segments[first];
-    if (newestFirst(s.state)) pipeline.zrevrank(key(c, s), anchor);
-    else pipeline.zrank(key(c, s), anchor);
+    commands.push([newestFirst(s.state) ? 'zrevrank' : 'zrank', key(c, s), anchor]);
     // Where the anchor's score begins now, should the anchor be gone.
     if (score !== null) {
-      if (newestFirst(s.state)) pipeline.zcount(key(c, s), `(${score}`, '+inf');
-      else pipeline.zcount(key(c, s), '-inf', `(${score}`);
+      if (newestFirst(s.state)) commands.push(['zcount', key(c, s), `(${score}`, '+inf']);
+      else commands.push(['zcount', key(c, s), '-inf', `(${score}`]);
     }
   }
-  const replies = (await c.call(() => pipeline.exec())) ?? [];
+  const replies = await c.pipelined(commands);
   const failed = replies.find(([error]) => error);
   if (failed) throw failed[0] as Error;
   const zsetSizes = replies.slice(0, zsets.length).map(([, n]) => Number(n));

@@ -1,13 +1,13 @@
 /** Waiting for work: BZPOPMIN on the queues' markers, on a connection of its own. */
-import type { Redis } from 'ioredis';
 import { sleep } from '../../core/sleep.js';
-import type { RedisConnection } from './connection.js';
+import type { RedisClient, RedisConnection } from './connection.js';
 
 /** How late Redis may time a blocked command out: it checks about every 100 ms (hz 10). */
 const REDIS_TIMEOUT_SLACK_MS = 100;
 
 export class WorkWaiter {
-  private blocking: Redis | null = null;
+  /** The blocking connections: one (key ''), or on a Cluster one per queue waited on. */
+  private readonly blocking = new Map<string, RedisClient>();
 
   constructor(private readonly c: RedisConnection) {}
 
@@ -32,10 +32,35 @@ export class WorkWaiter {
     if (left > 0) await sleep(left, signal);
   }
 
-  /** BZPOPMIN on the queues' markers for `timeoutMs`: true when a marker woke it (or Redis is away). */
+  /**
+   * BZPOPMIN on the queues' markers for `timeoutMs`: true when a marker woke it (or Redis is
+   * away). On a Cluster the markers of several queues lie in different slots, which one command
+   * cannot name: each queue is waited on by a connection of its own, and the first to wake ends
+   * the wait.
+   */
   private async block(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-    this.blocking ??= this.c.open('blocking');
-    const blocking = this.blocking;
+    if (!this.c.isCluster) return this.blockOn('', queues, timeoutMs, signal);
+    if (queues.length === 1) return this.blockOn(queues[0], queues, timeoutMs, signal);
+    // The first wake ends the others' waits (their connections are dropped); timeouts end together.
+    const done = new AbortController();
+    const onAbort = () => done.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const waits = queues.map((queue) => this.blockOn(queue, [queue], timeoutMs, done.signal));
+      const woken = new Promise<boolean>((resolve) => {
+        for (const wait of waits) void wait.then((w) => w && resolve(true));
+      });
+      return await Promise.race([woken, Promise.all(waits).then((all) => all.some(Boolean))]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      done.abort();
+    }
+  }
+
+  /** BZPOPMIN on `queues`' markers on the blocking connection named `key`. */
+  private async blockOn(key: string, queues: string[], timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    let blocking = this.blocking.get(key);
+    if (!blocking) this.blocking.set(key, (blocking = this.c.open('blocking')));
     const markers = queues.map((q) => this.c.keys.queueKey(q, 'marker'));
     const seconds = Math.max(0.01, timeoutMs / 1000).toFixed(3);
     let onAbort: (() => void) | undefined;
@@ -61,7 +86,7 @@ export class WorkWaiter {
       if (!popped) {
         // Aborted while BZPOPMIN still blocks: left alone it would swallow the next wake-up and
         // hold up the next wait on this connection, so drop the connection.
-        if (this.blocking === blocking) this.blocking = null;
+        if (this.blocking.get(key) === blocking) this.blocking.delete(key);
         blocking.disconnect();
       }
     }
@@ -71,7 +96,7 @@ export class WorkWaiter {
 
   /** Drops the connection (QUIT would wait out its BZPOPMIN). */
   close(): void {
-    this.blocking?.disconnect();
-    this.blocking = null;
+    for (const connection of this.blocking.values()) connection.disconnect();
+    this.blocking.clear();
   }
 }

@@ -16,7 +16,9 @@ export async function heartbeat(c: RedisConnection, info: WorkerInfo, ttlMs: num
 }
 
 export async function removeWorker(c: RedisConnection, id: string): Promise<void> {
-  await c.call(() => c.redis.multi().del(c.keys.worker(id)).zrem(c.keys.workers, id).exec());
+  // Two keys in different slots on a Cluster: two commands, sent together (a listing between them
+  // finds the id without its record, and skips it).
+  await c.call(() => Promise.all([c.redis.del(c.keys.worker(id)), c.redis.zrem(c.keys.workers, id)]));
 }
 
 export async function listWorkers(c: RedisConnection): Promise<WorkerInfo[]> {
@@ -24,7 +26,11 @@ export async function listWorkers(c: RedisConnection): Promise<WorkerInfo[]> {
   await c.call(() => c.redis.zremrangebyscore(c.keys.workers, '-inf', now));
   const ids = await c.call(() => c.redis.zrange(c.keys.workers, 0, -1));
   if (ids.length === 0) return [];
-  const raw = await c.call(() => c.redis.mget(...ids.map((id) => c.keys.worker(id))));
+  // A GET per worker (their keys lie in different slots on a Cluster), in one round trip.
+  const replies = await c.pipelined(ids.map((id) => ['get', c.keys.worker(id)]));
+  const failed = replies.find(([error]) => error);
+  if (failed) throw failed[0] as Error;
+  const raw = replies.map(([, value]) => value as string | null);
   return raw.map(decodeWorkerInfo).filter((w): w is WorkerInfo => w !== null);
 }
 

@@ -12,7 +12,7 @@ import { isWellFormed } from '../../core/validate.js';
 import { DEFAULT_WORKFLOW_RETENTION, type NewWorkflow, type WorkflowRecord, type WorkflowTaskSpec } from '../contract.js';
 import { checkStorableTask, unstorableText } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
-import type { RedisConnection } from './connection.js';
+import type { PipelinedCommand, RedisConnection } from './connection.js';
 import { NODE_LIST } from './keys.js';
 import { getWorkflow } from './workflow-reads.js';
 
@@ -116,6 +116,19 @@ function startTimes(task: WorkflowTaskSpec): { dl: number; ra: number } {
 }
 
 /**
+ * Workflows are refused on a Cluster (for now): a workflow's step (a node ending, its children
+ * starting) is one script over the workflow's keys and those of its nodes' queues, which lie in
+ * different slots there.
+ */
+export function refuseOnCluster(c: RedisConnection): void {
+  if (!c.isCluster) return;
+  throw new TasklineError(
+    'TL_NOT_SUPPORTED',
+    'workflows do not run on a Redis Cluster yet (redis+cluster://): run them on one Redis server or a Sentinel-watched master (redis://, redis+sentinel://), or on SQLite',
+  );
+}
+
+/**
  * Task ids are unique across queues, but the script looks in each root's own queue: the roots'
  * ids are first looked up in the other queues (as enqueue does for given ids). The workflow id
  * is checked in the same round trip, so that its conflict is the one reported, as the script would.
@@ -123,17 +136,17 @@ function startTimes(task: WorkflowTaskSpec): { dl: number; ra: number } {
 async function refuseTakenRootIds(c: RedisConnection, wf: NewWorkflow): Promise<void> {
   const queues = await c.call(() => c.redis.smembers(c.keys.queues));
   const roots = wf.nodes.filter((node) => node.dependsOn.length === 0).map((node) => ({ id: node.taskId, queue: node.task.queue }));
-  const pipeline = c.redis.pipeline().exists(c.keys.workflow(wf.id).meta);
+  const commands: PipelinedCommand[] = [['exists', c.keys.workflow(wf.id).meta]];
   const checked: string[] = [];
   for (const task of roots) {
     for (const queue of queues) {
       if (queue === task.queue) continue;
-      pipeline.hexists(c.keys.queueKey(queue, 'meta'), task.id);
+      commands.push(['hexists', c.keys.queueKey(queue, 'meta'), task.id]);
       checked.push(task.id);
     }
   }
   if (checked.length === 0) return;
-  const replies = (await c.call(() => pipeline.exec())) ?? [];
+  const replies = await c.pipelined(commands);
   if (replies[0]?.[1] === 1) throw workflowConflict(wf.id);
   const taken = checked.find((_, i) => replies[i + 1]?.[1] === 1);
   if (taken !== undefined) throw taskConflict(wf, taken);

@@ -1,0 +1,110 @@
+/**
+ * A Redis Cluster store (`redis+cluster://`): three masters with one replica each, started on free
+ * ports for this file. Queues spread over the masters; a task center (its scheduler) and a worker
+ * process run on it as on one server; workflows are refused, plainly.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { chain, Client, connect, isTasklineError, task, type Backend } from '../../src/index.js';
+import { completeAck, newTask } from '../../src/backend/conformance/harness.js';
+import { CliProcess, runCli } from '../cli/helpers.js';
+import { freePort } from '../helpers/ports.js';
+import { ChildWorker, eventually } from '../helpers/processes.js';
+import { RedisCluster } from '../helpers/redis-cluster.js';
+import { deletePrefix, uniquePrefix } from '../helpers/stores.js';
+
+const WORKER = fileURLToPath(new URL('../fixtures/worker-process.mjs', import.meta.url));
+const QUEUES = Array.from({ length: 9 }, (_, i) => `q${i}`);
+
+let cluster: RedisCluster;
+
+beforeAll(async () => {
+  cluster = await RedisCluster.start();
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.destroy();
+});
+
+describe('a Redis Cluster store', () => {
+  const opened: Backend[] = [];
+  const prefixes: string[] = [];
+  const open = async (query = '') => {
+    const prefix = uniquePrefix('cluster');
+    prefixes.push(prefix);
+    const backend = await connect(cluster.url(query), { prefix });
+    opened.push(backend);
+    return { backend, prefix };
+  };
+
+  afterAll(async () => {
+    await Promise.all(opened.map((b) => b.close()));
+    for (const prefix of prefixes) await deletePrefix(cluster.url(), prefix);
+  });
+
+  it('keeps each queue in one slot, and spreads queues over every master', async () => {
+    const { backend, prefix } = await open();
+    await backend.enqueue(QUEUES.map((queue) => newTask('t', {}, { queue })));
+    const masters = await Promise.all(QUEUES.map((queue) => cluster.masterOf(`{${prefix}:${queue}}:meta`)));
+    const { masters: all } = await cluster.roles();
+    expect(new Set(masters)).toEqual(new Set(all));
+    expect((await backend.listQueues()).map((q) => [q.name, q.counts.queued])).toEqual(QUEUES.map((q) => [q, 1]));
+  });
+
+  it('refuses workflows with TL_NOT_SUPPORTED, naming the stores that run them', async () => {
+    const { backend } = await open();
+    const client = new Client(backend);
+    const error = await client.enqueueWorkflow(chain(task('a', {}), task('b', {}))).catch((e: unknown) => e);
+    expect(isTasklineError(error) && error.code).toBe('TL_NOT_SUPPORTED');
+    expect((error as Error).message).toMatch(/Redis Cluster.*redis:\/\/.*redis\+sentinel:\/\/.*SQLite/);
+    expect((await backend.listWorkflows()).workflows).toEqual([]);
+  });
+
+  it('with durability=replicated, acknowledges enqueues and completions of queues on every master', async () => {
+    const { backend } = await open('?durability=replicated');
+    const tasks = QUEUES.flatMap((queue) => [newTask('t', {}, { queue }), newTask('t', {}, { queue })]);
+    expect((await backend.enqueue(tasks)).every((o) => o.ok)).toBe(true);
+    const claims = await backend.claim('w', QUEUES.map((queue) => ({ queue, count: 2 })), 30_000);
+    const acks = claims.flatMap((claim) => claim.tasks.map((t) => completeAck(t)));
+    expect(acks).toHaveLength(tasks.length);
+    expect(await backend.ack(acks)).toEqual(acks.map(() => 'ok'));
+    expect((await backend.listQueues()).every((q) => q.counts.completed === 2)).toBe(true);
+  });
+
+  it('rejects a database or a path in the URL', async () => {
+    const error = await connect(`${cluster.url()}/2`).catch((e: unknown) => e);
+    expect(isTasklineError(error) && error.code).toBe('TL_INVALID_CONFIG');
+    expect((error as Error).message).toMatch(/database 0 only/);
+  });
+
+  it('runs a task center with its scheduler and a worker process: tasks of every queue, and a schedule’s fires', async () => {
+    const prefix = uniquePrefix('cluster-e2e');
+    prefixes.push(prefix);
+    const backendArgs = ['--backend', cluster.url(), '--prefix', prefix];
+    const port = await freePort();
+    const server = new CliProcess([...backendArgs, 'server', '--port', String(port)]);
+    const worker = ChildWorker.start(WORKER, { BACKEND_URL: cluster.url(), PREFIX: prefix, QUEUES: QUEUES.join(','), CONCURRENCY: '8', TASK_MS: '1' });
+    try {
+      await server.waitFor(/^ready/m, 30_000);
+      await worker.waitForLine((l) => l === 'ready');
+      const added = await runCli([...backendArgs, 'schedule', 'add', 'tick', '--cron', '* * * * * *', '--type', 'work', '--queue', 'q4']);
+      expect(added.stderr).toBe('');
+      const backend = await connect(cluster.url(), { prefix });
+      opened.push(backend);
+      const client = new Client(backend);
+      const ids = [];
+      for (const queue of QUEUES) for (let i = 0; i < 20; i++) ids.push((await client.enqueue('work', { i }, { queue })).id);
+      await Promise.all(ids.map((id) => client.waitFor(id, { timeout: 30_000 })));
+      // The scheduler fires each second into q4; the worker completes the fires.
+      await eventually(async () => ((await backend.getQueue('q4'))!.counts.completed >= 20 + 3 ? true : null), 20_000, 200);
+      const health = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(health.status).toBe(200);
+      const queues = (await (await fetch(`http://127.0.0.1:${port}/api/v1/queues`)).json()) as { queues: { name: string }[] };
+      expect(queues.queues.map((q) => q.name).sort()).toEqual(QUEUES);
+    } finally {
+      server.signal('SIGTERM');
+      await server.exited;
+      await worker.destroy();
+    }
+  });
+});
