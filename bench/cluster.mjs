@@ -13,6 +13,7 @@
 //   npm run build && node bench/cluster.mjs [--count 30000] [--rounds 3]
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -31,11 +32,24 @@ let QUEUES = [];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const run = promisify(execFile);
 
+/** A free port whose cluster bus port (plus 10,000) is free and valid too. */
+async function clusterPort() {
+  const free = (port) => new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+  for (;;) {
+    const port = await freePort();
+    if (port + 10_000 <= 65_535 && (await free(port + 10_000))) return port;
+  }
+}
+
 /** Three cluster-enabled redis-servers joined into one cluster, each master serving a third of the slots. */
 async function startCluster() {
   const nodes = [];
   for (let i = 0; i < 3; i++) {
-    const port = await freePort();
+    const port = await clusterPort();
     const dir = mkdtempSync(join(tmpdir(), 'taskline-bench-cluster-'));
     const child = spawn('redis-server', [
       '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning',

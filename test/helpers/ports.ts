@@ -27,15 +27,19 @@ function probe(port: number): Promise<boolean> {
   });
 }
 
-/** A port no one listens on now, that this process has not handed out before. */
-export async function freePort(): Promise<number> {
+/**
+ * A port no one listens on now, that this process has not handed out before. `bus`: a Redis
+ * Cluster node's, whose cluster bus binds the port plus 10,000 too (25672, say, is RabbitMQ's),
+ * so that one must be free as well.
+ */
+export async function freePort(options: { bus?: boolean } = {}): Promise<number> {
   const base = FIRST + slice() * SLICE;
   const start = Math.floor(Math.random() * SLICE);
   for (let i = 0; i < SLICE; i++) {
     const port = base + ((start + i) % SLICE);
     if (handedOut.has(port)) continue;
     handedOut.add(port);
-    if (await probe(port)) return port;
+    if ((await probe(port)) && (!options.bus || (await probe(port + 10_000)))) return port;
   }
   throw new Error(`no free port in ${base}–${base + SLICE - 1}`);
 }

@@ -12,9 +12,10 @@ export class RedisServer {
 
   private constructor(readonly port: number, private readonly appendOnly: boolean, private readonly extraArgs: string[]) {}
 
-  /** `args`: more redis-server arguments (e.g. `--replicaof 127.0.0.1 6380`). */
+  /** `args`: more redis-server arguments (e.g. `--replicaof 127.0.0.1 6380`); with `--cluster-enabled`, its bus port (+10,000) is free too. */
   static async start(options: { appendOnly?: boolean; args?: string[] } = {}): Promise<RedisServer> {
-    const server = new RedisServer(await freePort(), options.appendOnly ?? false, options.args ?? []);
+    const port = await freePort({ bus: options.args?.includes('--cluster-enabled') ?? false });
+    const server = new RedisServer(port, options.appendOnly ?? false, options.args ?? []);
     await server.start();
     return server;
   }
