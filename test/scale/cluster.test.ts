@@ -71,6 +71,13 @@ describe('a Redis Cluster store', () => {
     expect((await backend.listQueues()).every((q) => q.counts.completed === 2)).toBe(true);
   });
 
+  it('fails with TL_STORE_UNAVAILABLE when no node answers, within the command timeout', async () => {
+    const started = Date.now();
+    const error = await connect(`redis+cluster://127.0.0.1:${await freePort()}`, { commandTimeout: 1000 }).catch((e: unknown) => e);
+    expect(isTasklineError(error) && error.code).toBe('TL_STORE_UNAVAILABLE');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it('rejects a database or a path in the URL', async () => {
     const error = await connect(`${cluster.url()}/2`).catch((e: unknown) => e);
     expect(isTasklineError(error) && error.code).toBe('TL_INVALID_CONFIG');

@@ -56,8 +56,9 @@ export class RedisConnection {
     const db = target.db;
     const connection = new RedisConnection(target, options);
     try {
-      await connection.redis.ping();
-      await connection.scripts.ensureLoaded(connection.redis);
+      // A Cluster client holds commands while it cannot reach a node, without a timeout of their own.
+      await withDeadline(connection.redis.ping(), connection.deadlineMs);
+      await withDeadline(connection.scripts.ensureLoaded(connection.redis), connection.deadlineMs);
     } catch (error) {
       connection.redis.disconnect();
       throw new TasklineError('TL_STORE_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`, { cause: error });
@@ -76,12 +77,13 @@ export class RedisConnection {
   }
 
   /**
-   * The event channel as queue scripts take it (ARGV 2). On a Cluster it carries a leading `!`:
+   * The event channel as queue scripts take it (ARGV 2). On a Cluster it carries a leading
+   * newline (no key prefix holds whitespace):
    * publish whether or not a subscriber is seen, for PUBSUB NUMSUB counts only the subscribers of
    * the node the script runs on, while a PUBLISH reaches those of every node.
    */
   get channelArgument(): string {
-    return this.isCluster ? `!${this.keys.events}` : this.keys.events;
+    return this.isCluster ? `\n${this.keys.events}` : this.keys.events;
   }
 
   /** Whether the store is a Redis Cluster (`redis+cluster://`). */
@@ -121,7 +123,7 @@ export class RedisConnection {
           retryDelayOnTryAgain: 100,
           clusterRetryStrategy: (times) => Math.min(100 * times, 1000),
           slotsRefreshTimeout: 2000,
-          redisOptions: { ...options, username: cluster.username, password: cluster.password },
+          redisOptions: { ...options, ...(cluster.username !== undefined && { username: cluster.username }), ...(cluster.password !== undefined && { password: cluster.password }) },
         })
       : typeof target === 'string'
         ? new Redis(target, options)
@@ -135,11 +137,23 @@ export class RedisConnection {
     return this.closed;
   }
 
-  /** Runs a store operation, mapping its failure to TL_STORE_UNAVAILABLE or TL_STORE_ERROR. */
+  /**
+   * How long a call may take in all: the command timeout, plus the replicas' wait with
+   * durability 'replicated'.
+   */
+  get deadlineMs(): number {
+    return (this.options.commandTimeout ?? 5000) + (this.target.durability === 'replicated' ? this.target.waitTimeoutMs : 0);
+  }
+
+  /**
+   * Runs a store operation, mapping its failure to TL_STORE_UNAVAILABLE or TL_STORE_ERROR. On a
+   * Cluster it is bounded by `deadlineMs`: a command waiting for a node the client cannot reach
+   * has no timeout of its own there.
+   */
   async call<T>(operation: () => Promise<T>): Promise<T> {
     if (this.closed) throw new TasklineError('TL_CLOSED', 'the Redis backend is closed');
     try {
-      return await operation();
+      return this.isCluster ? await withDeadline(operation(), this.deadlineMs) : await operation();
     } catch (error) {
       throw storeError(error);
     }
@@ -204,7 +218,10 @@ export class RedisConnection {
    */
   async pipelined(commands: PipelinedCommand[]): Promise<[Error | null, unknown][]> {
     if (commands.length === 0) return [];
-    if (!this.isCluster) return ((await this.call(() => this.redis.pipeline(commands).exec())) ?? []);
+    if (!this.isCluster) {
+      const answer = (await this.call(() => this.redis.pipeline(commands).exec())) ?? [];
+      return answer.map(([error, value]) => [error ? storeError(error) : null, value]);
+    }
     const groups = new Map<string, number[]>();
     commands.forEach(([, key], i) => {
       const tag = hashTag(String(key));
@@ -216,7 +233,10 @@ export class RedisConnection {
     await Promise.all(
       [...groups.values()].map(async (indexes) => {
         const answer = (await this.call(() => this.redis.pipeline(indexes.map((i) => commands[i])).exec())) ?? [];
-        indexes.forEach((at, j) => (replies[at] = (answer[j] ?? [new Error('no reply'), null])));
+        indexes.forEach((at, j) => {
+          const [error, value] = answer[j] ?? [new Error('no reply'), null];
+          replies[at] = [error ? storeError(error) : null, value];
+        });
       }),
     );
     return replies;
@@ -277,6 +297,15 @@ function hashTag(key: string): string {
   if (open < 0) return key;
   const close = key.indexOf('}', open + 1);
   return close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
+/** `promise`, or TL_STORE_UNAVAILABLE once `ms` have passed. */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TasklineError('TL_STORE_UNAVAILABLE', `Redis: Command timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 function storeError(error: unknown): TasklineError {

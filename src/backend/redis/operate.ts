@@ -9,6 +9,7 @@ import { validateQueueName } from '../../core/options.js';
 import type { OperatorAction } from '../../core/transitions.js';
 import { DEFAULT_RETENTION, KEPT_STATES, type BulkState, type QueueKeep, type QueueLimits, type QueueLimitsUpdate } from '../contract.js';
 import { operationError, validateQueueKeep, validateQueueLimits, workflowNodeError } from '../shared.js';
+import type { ChainableCommander } from 'ioredis';
 import type { RedisConnection } from './connection.js';
 import { findQueue } from './inspect.js';
 
@@ -24,16 +25,24 @@ export async function resumeQueue(c: RedisConnection, queue: string): Promise<vo
   await c.call(() => c.redis.multi().del(c.keys.queueKey(queue, 'paused')).zadd(c.keys.queueKey(queue, 'marker'), 0, '1').exec());
 }
 
+/**
+ * A transaction on a queue's keys that registers the queue too, so that its settings never exist
+ * without it: in the transaction on one server; first, on its own, on a Cluster (the registry
+ * lies in another slot).
+ */
+async function registeringMulti(c: RedisConnection, queue: string): Promise<ChainableCommander> {
+  if (!c.isCluster) return c.redis.multi().sadd(c.keys.queues, queue);
+  await c.call(() => c.redis.sadd(c.keys.queues, queue));
+  return c.redis.multi();
+}
+
 export async function setQueueKeep(c: RedisConnection, queue: string, keep: Partial<QueueKeep>): Promise<QueueKeep> {
   validateQueueName(queue);
   const bounds = validateQueueKeep(keep);
   const key = c.keys.queueKey(queue, 'keep');
   const set = Object.entries(bounds).filter(([, n]) => n !== null);
   const cleared = Object.entries(bounds).filter(([, n]) => n === null).map(([state]) => state);
-  // The queue is registered first: its bounds never exist without it (a Cluster keeps the
-  // registry in another slot than the queue's keys, so not in the same transaction).
-  await c.call(() => c.redis.sadd(c.keys.queues, queue));
-  const multi = c.redis.multi();
+  const multi = await registeringMulti(c, queue);
   if (set.length > 0) multi.hset(key, Object.fromEntries(set));
   if (cleared.length > 0) multi.hdel(key, ...cleared);
   multi.hmget(key, ...KEPT_STATES);
@@ -61,9 +70,8 @@ export async function setQueueLimits(c: RedisConnection, queue: string, limits: 
     if (value === null || value === undefined) cleared.push(field);
     else set[field] = typeof value === 'number' ? String(value) : `${value.limit} ${value.intervalMs}`;
   }
-  // Registered first, as for keep bounds; workers blocked on a limit look again.
-  await c.call(() => c.redis.sadd(c.keys.queues, queue));
-  const multi = c.redis.multi();
+  // Registered with them, as keep bounds are; workers blocked on a limit look again.
+  const multi = await registeringMulti(c, queue);
   if (Object.keys(set).length > 0) multi.hset(key, set);
   if (cleared.length > 0) multi.hdel(key, ...cleared);
   multi.zadd(c.keys.queueKey(queue, 'marker'), 0, '1');

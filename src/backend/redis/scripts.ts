@@ -107,7 +107,8 @@ export class ScriptRunner {
   /** Loads the scripts a server lacks; on a Cluster, on each master (one promoted later loads them on NOSCRIPT). */
   async ensureLoaded(redis: Redis | Cluster): Promise<void> {
     if (redis instanceof Cluster) {
-      await Promise.all(redis.nodes('master').map((node) => this.ensureLoaded(node)));
+      // A master that does not answer now loads them on its first NOSCRIPT.
+      await Promise.allSettled(redis.nodes('master').map((node) => this.ensureLoaded(node)));
       return;
     }
     const shas = [...SCRIPTS.values()].map((s) => s.sha);
