@@ -4,6 +4,7 @@
  * process run on it as on one server; workflows are refused, plainly.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { fileURLToPath } from 'node:url';
 import { chain, Client, connect, isTasklineError, task, type Backend } from '../../src/index.js';
 import { completeAck, newTask } from '../../src/backend/conformance/harness.js';
@@ -69,6 +70,35 @@ describe('a Redis Cluster store', () => {
     expect(acks).toHaveLength(tasks.length);
     expect(await backend.ack(acks)).toEqual(acks.map(() => 'ok'));
     expect((await backend.listQueues()).every((q) => q.counts.completed === 2)).toBe(true);
+  });
+
+  it('wakes a worker waiting on queues of every master at the first task, without reopening connections', async () => {
+    const { backend } = await open();
+    const { masters } = await cluster.roles();
+    const connectionsMade = async () => {
+      let total = 0;
+      for (const port of masters) {
+        const node = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+        total += Number(/total_connections_received:(\d+)/.exec(await node.info('stats'))![1]);
+        node.disconnect();
+      }
+      return total;
+    };
+    const signal = new AbortController().signal;
+    // The first waits open the blocking connections; a task in each queue, the main connection's.
+    await backend.enqueue(QUEUES.map((queue) => newTask('t', {}, { queue })));
+    for (let i = 0; i < 3; i++) await backend.waitForWork(QUEUES, 300, signal);
+    const before = await connectionsMade();
+    for (let i = 0; i < 10; i++) {
+      const started = Date.now();
+      const waiting = backend.waitForWork(QUEUES, 10_000, signal);
+      await new Promise((r) => setTimeout(r, 50));
+      await backend.enqueue([newTask('t', {}, { queue: QUEUES[i % QUEUES.length] })]);
+      await waiting;
+      expect(Date.now() - started).toBeLessThan(5000);
+    }
+    // Only the counting connections themselves (one per master per count) are new.
+    expect((await connectionsMade()) - before).toBeLessThanOrEqual(3);
   });
 
   it('fails with TL_STORE_UNAVAILABLE when no node answers, within the command timeout', async () => {

@@ -8,6 +8,9 @@ const REDIS_TIMEOUT_SLACK_MS = 100;
 export class WorkWaiter {
   /** The blocking connections: one (key ''), or on a Cluster one per queue waited on. */
   private readonly blocking = new Map<string, RedisClient>();
+  /** On a Cluster: each queue's BZPOPMIN in flight, and the queues whose marker woke one since the last wait. */
+  private readonly pending = new Map<string, Promise<void>>();
+  private readonly woken = new Set<string>();
 
   constructor(private readonly c: RedisConnection) {}
 
@@ -34,33 +37,63 @@ export class WorkWaiter {
 
   /**
    * BZPOPMIN on the queues' markers for `timeoutMs`: true when a marker woke it (or Redis is
-   * away). On a Cluster the markers of several queues lie in different slots, which one command
-   * cannot name: each queue is waited on by a connection of its own, and the first to wake ends
-   * the wait.
+   * away).
    */
   private async block(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-    if (!this.c.isCluster) return this.blockOn('', queues, timeoutMs, signal);
-    if (queues.length === 1) return this.blockOn(queues[0], queues, timeoutMs, signal);
-    // The first wake ends the others' waits (their connections are dropped); timeouts end together.
-    const done = new AbortController();
-    const onAbort = () => done.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
+    return this.c.isCluster ? this.blockEach(queues, timeoutMs, signal) : this.blockOn(queues, timeoutMs, signal);
+  }
+
+  /**
+   * On a Cluster the markers of several queues lie in different slots, which one command cannot
+   * name: each queue has a blocking connection of its own, whose BZPOPMIN outlives the wait that
+   * sent it. A wait ends at the first wake of any of its queues, or at its timeout; the other
+   * queues' BZPOPMINs go on, and a wake one of them hears later is kept for the next wait (the
+   * worker claims from all its queues after any wake), so no connection is dropped and reopened.
+   */
+  private async blockEach(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    // Ends this wait's sleeps when it returns (or is aborted), so no timer outlives it.
+    const ended = new AbortController();
+    const end = () => ended.abort();
+    signal.addEventListener('abort', end, { once: true });
     try {
-      const waits = queues.map((queue) => this.blockOn(queue, [queue], timeoutMs, done.signal));
-      const woken = new Promise<boolean>((resolve) => {
-        for (const wait of waits) void wait.then((w) => w && resolve(true));
-      });
-      return await Promise.race([woken, Promise.all(waits).then((all) => all.some(Boolean))]);
+      for (;;) {
+        let woken = false;
+        for (const queue of queues) if (this.woken.delete(queue)) woken = true;
+        if (woken || signal.aborted) return true;
+        const left = deadline - Date.now();
+        if (left <= 0) return false;
+        const pending = queues.map((queue) => this.pendingWait(queue, left));
+        await Promise.race([...pending, sleep(left, ended.signal)]);
+      }
     } finally {
-      signal.removeEventListener('abort', onAbort);
-      done.abort();
+      signal.removeEventListener('abort', end);
+      ended.abort();
     }
   }
 
-  /** BZPOPMIN on `queues`' markers on the blocking connection named `key`. */
-  private async blockOn(key: string, queues: string[], timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-    let blocking = this.blocking.get(key);
-    if (!blocking) this.blocking.set(key, (blocking = this.c.open('blocking')));
+  /** The queue's BZPOPMIN in flight, or a new one for `ms`; a wake (or an error: Redis away) is noted in `woken`. */
+  private pendingWait(queue: string, ms: number): Promise<void> {
+    let pending = this.pending.get(queue);
+    if (pending) return pending;
+    let connection = this.blocking.get(queue);
+    if (!connection) this.blocking.set(queue, (connection = this.c.open('blocking')));
+    const seconds = Math.max(0.01, ms / 1000).toFixed(3);
+    pending = connection
+      .bzpopmin(this.c.keys.queueKey(queue, 'marker'), seconds)
+      .then(
+        (reply) => void (reply !== null && this.woken.add(queue)),
+        () => void this.woken.add(queue),
+      )
+      .finally(() => this.pending.delete(queue));
+    this.pending.set(queue, pending);
+    return pending;
+  }
+
+  /** BZPOPMIN on all the queues' markers, on one server's blocking connection. */
+  private async blockOn(queues: string[], timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    let blocking = this.blocking.get('');
+    if (!blocking) this.blocking.set('', (blocking = this.c.open('blocking')));
     const markers = queues.map((q) => this.c.keys.queueKey(q, 'marker'));
     const seconds = Math.max(0.01, timeoutMs / 1000).toFixed(3);
     let onAbort: (() => void) | undefined;
@@ -86,7 +119,7 @@ export class WorkWaiter {
       if (!popped) {
         // Aborted while BZPOPMIN still blocks: left alone it would swallow the next wake-up and
         // hold up the next wait on this connection, so drop the connection.
-        if (this.blocking.get(key) === blocking) this.blocking.delete(key);
+        if (this.blocking.get('') === blocking) this.blocking.delete('');
         blocking.disconnect();
       }
     }
@@ -98,5 +131,7 @@ export class WorkWaiter {
   close(): void {
     for (const connection of this.blocking.values()) connection.disconnect();
     this.blocking.clear();
+    this.pending.clear();
+    this.woken.clear();
   }
 }
