@@ -47,7 +47,8 @@ export class RedisConnection {
   private constructor(private readonly target: RedisTarget, private readonly options: RedisBackendOptions) {
     this.keys = new RedisKeys(options.prefix ?? 'tl');
     this.offset = String(options.clockOffsetMs ?? 0);
-    this.redis = this.open('main', { commandTimeout: options.commandTimeout ?? 5000 });
+    // With durability 'replicated' a WAIT may take its own timeout on top of a command's.
+    this.redis = this.open('main', { commandTimeout: this.deadlineMs });
   }
 
   /** Connects and checks that Redis answers; throws TL_STORE_UNAVAILABLE when it does not. */
@@ -168,17 +169,21 @@ export class RedisConnection {
 
   runScript(name: ScriptCall['name'], queue: string, args: (string | number)[], extraKeys: string[] = []): Promise<unknown> {
     const call = this.scriptCall(name, queue, args, extraKeys);
-    return this.durable([call], () => this.scripts.run(this.redis, call.name, call.keys, call.args));
+    if (this.waitsFor([call])) return this.runReplicated([call]).then(([result]) => result);
+    return this.call(() => this.scripts.run(this.redis, call.name, call.keys, call.args));
   }
 
   /** A script on other keys than a queue's (schedules, scheduler instances, locks): ARGV 1 is the clock offset. */
   runPlainScript(name: ScriptCall['name'], keys: string[], args: (string | number)[]): Promise<unknown> {
-    return this.durable([{ name, keys }], () => this.scripts.run(this.redis, name, keys, [this.offset, ...args]));
+    const call = { name, keys, args: [this.offset, ...args] };
+    if (this.waitsFor([call])) return this.runReplicated([call]).then(([result]) => result);
+    return this.call(() => this.scripts.run(this.redis, name, keys, call.args));
   }
 
   /** Several script calls in one round trip (ScriptRunner.runMany). */
   runScripts(calls: ScriptCall[]): Promise<unknown[]> {
-    return this.durable(calls, () => this.scripts.runMany(this.redis, calls));
+    if (this.waitsFor(calls)) return this.runReplicated(calls);
+    return this.call(() => this.scripts.runMany(this.redis, calls));
   }
 
   /** The durability the URL asked for ('replicated': acknowledged writes wait for a replica). */
@@ -186,28 +191,62 @@ export class RedisConnection {
     return this.target.durability;
   }
 
+  /** Whether these calls answer only once replicas have their writes (durability 'replicated'). */
+  private waitsFor(calls: readonly Pick<ScriptCall, 'name'>[]): boolean {
+    return this.target.durability === 'replicated' && calls.some((call) => ACKNOWLEDGED_WRITES.has(call.name));
+  }
+
   /**
-   * Runs scripts; with durability 'replicated', one that acknowledges work answers only once
-   * `replicas` replicas have every write made before it on this connection (WAIT), else fails
-   * with TL_STORE_UNAVAILABLE (the write may still be on the master alone: a retry with the same
-   * task ids is refused as a conflict, not stored twice). On a Cluster the WAIT goes to the master
-   * of each slot written, on the connection that wrote.
+   * With durability 'replicated': runs the calls with a WAIT after them on the same connection
+   * (one pipeline; on a Cluster one per hash tag, which goes to that slot's master), so the WAIT
+   * counts exactly these writes even when a failover moves the slot meanwhile; answers only once
+   * `replicas` replicas have them, else fails with TL_STORE_UNAVAILABLE (the write may be on the
+   * master alone: a retry with the same task ids is refused as a conflict, not stored twice).
    */
-  private async durable<T>(calls: readonly Pick<ScriptCall, 'name' | 'keys'>[], run: () => Promise<T>): Promise<T> {
-    const result = await this.call(run);
-    const acknowledging = calls.filter((call) => ACKNOWLEDGED_WRITES.has(call.name));
-    if (this.target.durability === 'replicated' && acknowledging.length > 0) {
-      const { replicas, waitTimeoutMs } = this.target;
-      const writers = this.redis instanceof Cluster ? mastersOf(this.redis, acknowledging.map((call) => call.keys[0] ?? '')) : [this.redis];
-      const confirmed = Math.min(...(await Promise.all(writers.map((writer) => this.call(() => writer.wait(replicas, waitTimeoutMs))))));
-      if (confirmed < replicas) {
-        throw new TasklineError(
-          'TL_STORE_UNAVAILABLE',
-          `Redis: ${confirmed} of ${replicas} replica(s) confirmed the write within ${waitTimeoutMs} ms (durability=replicated); it may be on the master only`,
-        );
+  private async runReplicated(calls: ScriptCall[]): Promise<unknown[]> {
+    const { replicas, waitTimeoutMs } = this.target;
+    const groups = new Map<string, number[]>();
+    calls.forEach((call, i) => {
+      const tag = this.isCluster ? hashTag(call.keys[0] ?? '') : '';
+      const group = groups.get(tag);
+      if (group) group.push(i);
+      else groups.set(tag, [i]);
+    });
+    const results: unknown[] = new Array(calls.length);
+    await Promise.all(
+      [...groups.values()].map(async (indexes) => {
+        const { replies, confirmed } = await this.call(() => this.followingSlots(() => this.scripts.runAndWait(this.redis, indexes.map((i) => calls[i]), replicas, waitTimeoutMs)));
+        if (confirmed < replicas) {
+          throw new TasklineError(
+            'TL_STORE_UNAVAILABLE',
+            `Redis: ${confirmed} of ${replicas} replica(s) confirmed the write within ${waitTimeoutMs} ms (durability=replicated); it may be on the master only`,
+          );
+        }
+        indexes.forEach((at, j) => (results[at] = replies[j]));
+      }),
+    );
+    return results;
+  }
+
+  /**
+   * Runs a pipeline on a Cluster again while its slot answers that it moved or is not served yet
+   * (MOVED, TRYAGAIN, CLUSTERDOWN: nothing of it ran), after reading the slot table anew: ioredis
+   * follows a redirect itself for single commands, but not for a pipeline with a WAIT in it.
+   * Bounded by the call's deadline.
+   */
+  private async followingSlots<T>(run: () => Promise<T>): Promise<T> {
+    const cluster = this.redis;
+    if (!(cluster instanceof Cluster)) return run();
+    const deadline = Date.now() + this.deadlineMs;
+    for (;;) {
+      try {
+        return await run();
+      } catch (error) {
+        if (!/^(MOVED|TRYAGAIN|CLUSTERDOWN)/.test((error as Error).message) || Date.now() > deadline || this.closed) throw error;
+        await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
-    return result;
   }
 
   /**
@@ -267,29 +306,6 @@ export class RedisConnection {
 
 /** A command for `pipelined`: its name, its one key, then its arguments. */
 export type PipelinedCommand = [name: string, key: string, ...args: (string | number)[]];
-
-/** The Cluster's connections to the masters that serve these keys' slots now (each once). */
-function mastersOf(cluster: Cluster, keys: string[]): Redis[] {
-  const masters = cluster.nodes('master');
-  const found = new Set<Redis>();
-  for (const key of keys) {
-    const owner = cluster.slots[keySlot(key)]?.[0];
-    const node = masters.find((m) => `${m.options.host}:${m.options.port}` === owner);
-    if (!node) throw new TasklineError('TL_STORE_UNAVAILABLE', `Redis Cluster: no master known for the slot of ${key} (durability=replicated)`);
-    found.add(node);
-  }
-  return [...found];
-}
-
-/** A key's Cluster slot: CRC16 (XMODEM) of its hash tag, mod 16384. */
-function keySlot(key: string): number {
-  let crc = 0;
-  for (const byte of Buffer.from(hashTag(key))) {
-    crc ^= byte << 8;
-    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16384;
-}
 
 /** What Redis Cluster hashes of a key: the text inside its first {…} when not empty, else the whole key. */
 function hashTag(key: string): string {

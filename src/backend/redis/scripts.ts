@@ -104,6 +104,49 @@ export class ScriptRunner {
     return Promise.all(calls.map((call) => this.run(redis, call.name, call.keys, call.args)));
   }
 
+  /**
+   * Runs calls and then WAIT for `replicas` replicas on one connection, in one pipeline (on a
+   * Cluster the calls must share a slot: the pipeline, and the WAIT with it, go to its master).
+   * Calls that found their script missing (NOSCRIPT: they did not run) run again by EVAL, with a
+   * WAIT after them too. Returns the calls' replies and the fewest replicas a WAIT confirmed.
+   */
+  async runAndWait(target: Redis | Cluster, calls: ScriptCall[], replicas: number, timeoutMs: number): Promise<{ replies: unknown[]; confirmed: number }> {
+    const send = async (byEval: boolean, list: ScriptCall[]) => {
+      const pipeline = target.pipeline();
+      for (const call of list) {
+        const script = SCRIPTS.get(call.name)!;
+        if (byEval) pipeline.eval(script.source, call.keys.length, ...call.keys, ...call.args);
+        else pipeline.evalsha(script.sha, call.keys.length, ...call.keys, ...call.args);
+      }
+      pipeline.wait(replicas, timeoutMs);
+      return (await pipeline.exec()) ?? [];
+    };
+    const answer = await send(false, calls);
+    const replies: unknown[] = new Array(calls.length);
+    const missing: number[] = [];
+    calls.forEach((_, i) => {
+      const [error, value] = answer[i] ?? [new Error('no reply'), null];
+      if (error && error.message.startsWith('NOSCRIPT')) missing.push(i);
+      else if (error) throw error;
+      else replies[i] = value;
+    });
+    const [waitError, waited] = answer[calls.length] ?? [new Error('no reply to WAIT'), 0];
+    if (waitError) throw waitError;
+    let confirmed = Number(waited);
+    if (missing.length > 0) {
+      const again = await send(true, missing.map((i) => calls[i]));
+      missing.forEach((at, j) => {
+        const [error, value] = again[j] ?? [new Error('no reply'), null];
+        if (error) throw error;
+        replies[at] = value;
+      });
+      const [againError, againWaited] = again[missing.length] ?? [new Error('no reply to WAIT'), 0];
+      if (againError) throw againError;
+      confirmed = Math.min(confirmed, Number(againWaited));
+    }
+    return { replies, confirmed };
+  }
+
   /** Loads the scripts a server lacks; on a Cluster, on each master (one promoted later loads them on NOSCRIPT). */
   async ensureLoaded(redis: Redis | Cluster): Promise<void> {
     if (redis instanceof Cluster) {
