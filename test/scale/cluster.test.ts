@@ -108,6 +108,12 @@ describe('a Redis Cluster store', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it('refuses a key prefix with braces, which would put every queue in one slot', async () => {
+    const error = await connect(cluster.url(), { prefix: 'app{1}' }).catch((e: unknown) => e);
+    expect(isTasklineError(error) && error.code).toBe('TL_INVALID_CONFIG');
+    expect((error as Error).message).toMatch(/prefix must not hold \{ or \}, got "app\{1\}"/);
+  });
+
   it('rejects a database or a path in the URL', async () => {
     const error = await connect(`${cluster.url()}/2`).catch((e: unknown) => e);
     expect(isTasklineError(error) && error.code).toBe('TL_INVALID_CONFIG');

@@ -54,6 +54,11 @@ export class RedisConnection {
   /** Connects and checks that Redis answers; throws TL_STORE_UNAVAILABLE when it does not. */
   static async connect(url: string, options: RedisBackendOptions): Promise<RedisConnection> {
     const target = redisTarget(url);
+    if (target.cluster && /[{}]/.test(options.prefix ?? '')) {
+      // Redis Cluster hashes the text inside a key's first {…}: a brace in the prefix would put
+      // every queue in one slot, or split a queue's keys over several.
+      throw new TasklineError('TL_INVALID_CONFIG', `on a Redis Cluster the key prefix must not hold { or }, got ${JSON.stringify(options.prefix)}: each queue's keys are tagged {<prefix>:<queue>}`);
+    }
     const db = target.db;
     const connection = new RedisConnection(target, options);
     try {
