@@ -1,10 +1,11 @@
 /**
- * Redis Cluster failover: three masters with one replica each (two with `replicated`); a producer and a consumer enqueue
- * and complete tasks of queues on every master without pause, while a task center (with its
- * scheduler, firing every second) and a worker process run on the same cluster. The master of the
- * schedules' slot, which also serves some of the queues, is SIGKILLed; its replica is promoted
- * and everything goes on by itself. With `durability=replicated` nothing acknowledged is lost;
- * without it, the loss window is measured and reported, not hidden.
+ * Redis Cluster failover: three masters with one replica each (two with `replicated`); a
+ * producer and a consumer enqueue and complete tasks of queues on every master without pause,
+ * while a task center (with its scheduler, firing every second) and a worker process run on the
+ * same cluster. The master of the schedules' slot, which also serves some of the queues, is
+ * SIGKILLed; its replica is promoted and everything goes on by itself, event subscriptions
+ * included. With `durability=replicated` nothing acknowledged is lost; without it, the loss
+ * window is measured and reported, not hidden.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
@@ -113,8 +114,11 @@ describe('Redis Cluster: a SIGKILLed master, its replica promoted', () => {
     cluster = null;
   });
 
-  /** A task center (scheduler firing `ticks` each second) and a worker process on the cluster. */
-  async function startProcesses(url: string, prefix: string): Promise<void> {
+  /**
+   * A task center (scheduler firing `ticks` each second) and a worker process on the cluster, and
+   * a subscriber here: the ids of the finished tasks it hears.
+   */
+  async function startProcesses(url: string, prefix: string): Promise<Set<string>> {
     const backendArgs = ['--backend', url, '--prefix', prefix];
     const server = new CliProcess([...backendArgs, 'server', '--port', String(await freePort())]);
     processes.push({ destroy: async () => (server.signal('SIGKILL'), void (await server.exited)) });
@@ -124,16 +128,25 @@ describe('Redis Cluster: a SIGKILLed master, its replica promoted', () => {
     await worker.waitForLine((l) => l === 'ready');
     const added = await runCli([...backendArgs, 'schedule', 'add', 'tick', '--cron', '* * * * * *', '--type', 'work', '--queue', 'ticks', '--overlap', 'allow']);
     expect(added.stderr).toBe('');
+    const listener = await connect(url, { prefix });
+    processes.push({ destroy: () => listener.close() });
+    const finished = new Set<string>();
+    await listener.subscribe((event) => event.kind === 'finished' && finished.add(event.id));
+    return finished;
   }
 
-  /** After the failover: the worker process completes new tasks of every queue, and the scheduler fires again. */
-  async function expectProcessesGoOn(backend: Backend, after: number): Promise<void> {
+  /**
+   * After the failover: the worker process completes new tasks of every queue, the subscriber
+   * hears them finish, and the scheduler fires again.
+   */
+  async function expectProcessesGoOn(backend: Backend, after: number, finished: Set<string>): Promise<void> {
     const tasks = WORKER_QUEUES.slice(0, 4).map((queue) => newTask('work', {}, { queue }));
     expect((await backend.enqueue(tasks)).every((o) => o.ok)).toBe(true);
     await eventually(async () => {
       const states = await Promise.all(tasks.map((t) => backend.getTask(t.id)));
       return states.every((s) => s?.state === 'completed');
     }, 30_000, 200);
+    await eventually(async () => tasks.every((t) => finished.has(t.id)), 10_000, 100);
     await eventually(async () => {
       const page = await backend.listTasks('ticks', 'completed', { limit: 100 });
       return page.tasks.filter((t) => t.createdAt > after).length >= 2;
@@ -146,7 +159,7 @@ describe('Redis Cluster: a SIGKILLed master, its replica promoted', () => {
     cluster = await RedisCluster.start({ replicasEach: 2 });
     const prefix = uniquePrefix('cluster-failover');
     const url = cluster.url('?durability=replicated');
-    await startProcesses(url, prefix);
+    const finished = await startProcesses(url, prefix);
     const report = await runThroughFailover(cluster, url, prefix);
     expect(report.moved.length, 'the killed master served none of the load queues').toBeGreaterThan(0);
     expect(report.failoverMs, 'no write to the killed master’s queues was acknowledged after the kill').toBeGreaterThan(0);
@@ -161,7 +174,7 @@ describe('Redis Cluster: a SIGKILLed master, its replica promoted', () => {
       expect(report.enqueued.length).toBeGreaterThan(20);
       expect(report.completed.length).toBeGreaterThan(20);
       expect(missing).toEqual({ enqueues: [], completions: [] });
-      await expectProcessesGoOn(backend, Date.now());
+      await expectProcessesGoOn(backend, Date.now(), finished);
     } finally {
       await backend.close();
     }
@@ -171,7 +184,7 @@ describe('Redis Cluster: a SIGKILLed master, its replica promoted', () => {
     cluster = await RedisCluster.start();
     const prefix = uniquePrefix('cluster-failover');
     const url = cluster.url();
-    await startProcesses(url, prefix);
+    const finished = await startProcesses(url, prefix);
     const report = await runThroughFailover(cluster, url, prefix);
     expect(report.failoverMs, 'no write to the killed master’s queues was acknowledged after the kill').toBeGreaterThan(0);
     const backend = await connect(url, { prefix });
@@ -182,7 +195,7 @@ describe('Redis Cluster: a SIGKILLed master, its replica promoted', () => {
           `writes again ${report.failoverMs} ms after the kill; lost (the replication lag at the kill): ${missing.enqueues.length} enqueues, ${missing.completions.length} completions`,
       );
       expect(report.enqueued.length).toBeGreaterThan(20);
-      await expectProcessesGoOn(backend, Date.now());
+      await expectProcessesGoOn(backend, Date.now(), finished);
     } finally {
       await backend.close();
     }
