@@ -70,15 +70,16 @@ export function parseBackendUrl(setting: string, value: unknown, source: Setting
     const url = value.trim();
     if (isRedisUrl(url)) {
       try {
-        // The same reading as the backend's (redis/target.ts): hosts, database, options.
+        // The same reading as the backend's (redis/target.ts): hosts, database, options; what it
+        // finds wrong is named.
         redisTarget(url);
         // Several hosts (Sentinels, Cluster nodes) are no URL that URL reads: redisTarget checked them.
         if (url.startsWith('redis+sentinel://') || url.startsWith('redis+cluster://')) return url;
         const parsed = new URL(url.split('?')[0]);
         // The database is a whole number (`/2`) or left out; `/abc` would select NaN.
         if (parsed.hostname !== '' && /^\/?\d{0,5}$/.test(parsed.pathname)) return url;
-      } catch {
-        // reported below
+      } catch (error) {
+        if (error instanceof TasklineError) throw configError(setting, value, `${error.message.replace(/^.*?: /, '')}; accepted: ${BACKEND_FORM}`, source);
       }
     } else if (url.startsWith('sqlite:') && url.length > 'sqlite:'.length) {
       return url;

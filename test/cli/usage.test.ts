@@ -38,7 +38,8 @@ describe('usage errors exit 2 with one line', () => {
     ['bad queue name', ['queue', 'pause', 'no spaces'], /^taskline: invalid queue "no spaces": a queue name is/],
     ['bad task id', ['task', 'get', 'a b'], /^taskline: invalid task id "a b"/],
     ['bad --backend', ['--backend', 'postgres://x', 'queue', 'ls'], /^taskline: --backend="postgres:\/\/x" is not accepted: redis:\/\/host:port\[\/db\], rediss:\/\/host:port\[\/db\], redis\+sentinel:\/\/host:port\[,host:port…\]\/<master name>\[\/db\], redis\+cluster:\/\/host:port\[,host:port…\] \(each may add \?durability=replicated\) or sqlite:<path> \(TL_INVALID_CONFIG\)/],
-    ['a Redis database that is not a number', ['--backend', 'redis://127.0.0.1:6379/abc', 'queue', 'ls'], /^taskline: --backend="redis:\/\/127\.0\.0\.1:6379\/abc" is not accepted: redis:\/\/host:port\[\/db\]/],
+    ['a Redis database that is not a number', ['--backend', 'redis://127.0.0.1:6379/abc', 'queue', 'ls'], /^taskline: --backend="redis:\/\/127\.0\.0\.1:6379\/abc" is not accepted: the database must be a whole number \(redis:\/\/host:port\/2\), got "abc"; accepted: redis:\/\/host:port\[\/db\]/],
+    ['a Cluster URL with a database', ['--backend', 'redis+cluster://127.0.0.1:7000/1', 'queue', 'ls'], /^taskline: --backend="redis\+cluster:\/\/127\.0\.0\.1:7000\/1" is not accepted: a Redis Cluster has database 0 only/],
     ['definitions file missing', ['enqueue', 'a', '--definitions', 'defs.mjs'], /^taskline: --definitions defs\.mjs: no such file .*exports defineTask/],
     ['missing --config file', ['--config', 'nope.json', 'queue', 'ls'], /^taskline: config file nope\.json does not exist/],
   ];

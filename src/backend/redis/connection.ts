@@ -43,6 +43,8 @@ export class RedisConnection {
   /** Queues known to be in the queue registry (the `queues` set), so each is added once. */
   readonly registered = new Set<string>();
   private closed = false;
+  /** The last error a connection reported by itself (not on a command): why connecting fails. */
+  private lastError: string | null = null;
 
   private constructor(private readonly target: RedisTarget, private readonly options: RedisBackendOptions) {
     this.keys = new RedisKeys(options.prefix ?? 'tl');
@@ -67,7 +69,9 @@ export class RedisConnection {
       await withDeadline(connection.scripts.ensureLoaded(connection.redis), connection.deadlineMs);
     } catch (error) {
       connection.redis.disconnect();
-      throw new TasklineError('TL_STORE_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`, { cause: error });
+      // A Cluster or Sentinel client retries quietly until the deadline: its last error says why.
+      const seen = connection.lastError !== null && connection.lastError !== (error as Error).message ? ` (last error: ${connection.lastError})` : '';
+      throw new TasklineError('TL_STORE_UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}${seen}`, { cause: error });
     }
     // ioredis selects the URL's database on connecting, and when the server refuses (a number
     // past its `databases` setting) it goes on, silently, in database 0: ask once, plainly.
@@ -135,7 +139,9 @@ export class RedisConnection {
         ? new Redis(target, options)
         : new Redis({ ...target, ...options });
     // Errors surface on the commands; the connection reconnects by itself.
-    connection.on('error', () => undefined);
+    connection.on('error', (error: Error) => (this.lastError ??= error.message.slice(0, 300)));
+    // A Cluster client's own error says only that it could not read the slots; a node's says why.
+    connection.on('node error', (error: Error, node: string) => (this.lastError = `${node}: ${error.message}`.slice(0, 300)));
     return connection;
   }
 
@@ -221,16 +227,25 @@ export class RedisConnection {
     await Promise.all(
       [...groups.values()].map(async (indexes) => {
         const { replies, confirmed } = await this.call(() => this.followingSlots(() => this.scripts.runAndWait(this.redis, indexes.map((i) => calls[i]), replicas, waitTimeoutMs)));
-        if (confirmed < replicas) {
-          throw new TasklineError(
-            'TL_STORE_UNAVAILABLE',
-            `Redis: ${confirmed} of ${replicas} replica(s) confirmed the write within ${waitTimeoutMs} ms (durability=replicated); it may be on the master only`,
-          );
-        }
+        if (confirmed < replicas) throw await this.unconfirmed(confirmed);
         indexes.forEach((at, j) => (results[at] = replies[j]));
       }),
     );
     return results;
+  }
+
+  /** TL_STORE_UNAVAILABLE for writes too few replicas confirmed, saying how many the master has (one server). */
+  private async unconfirmed(confirmed: number): Promise<TasklineError> {
+    const { replicas, waitTimeoutMs } = this.target;
+    let has = '';
+    if (!(this.redis instanceof Cluster)) {
+      const count = /connected_slaves:(\d+)/.exec(await this.redis.info('replication').catch(() => ''))?.[1];
+      if (count !== undefined) has = `; this master has ${count} connected replica(s)`;
+    }
+    return new TasklineError(
+      'TL_STORE_UNAVAILABLE',
+      `Redis: ${confirmed} of ${replicas} replica(s) confirmed the write within ${waitTimeoutMs} ms (durability=replicated${has}): it is on the master, not confirmed on a replica, and may be lost if the master fails`,
+    );
   }
 
   /**
@@ -332,6 +347,9 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
 function storeError(error: unknown): TasklineError {
   if (error instanceof TasklineError) return error;
   const message = error instanceof Error ? error.message : String(error);
+  if (/^MOVED \d+ /.test(message)) {
+    return new TasklineError('TL_STORE_ERROR', `Redis: ${message}: this server is a node of a Redis Cluster; connect with redis+cluster://host:port[,host:port…]`, { cause: error });
+  }
   const unavailable =
     /Command timed out|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|MaxRetriesPerRequest|Stream isn't writeable|enableOfflineQueue|EPIPE|LOADING/i.test(message);
   return new TasklineError(unavailable ? 'TL_STORE_UNAVAILABLE' : 'TL_STORE_ERROR', `Redis: ${message}`, { cause: error });
