@@ -75,6 +75,16 @@ describe('the helpers generated from core/', () => {
 });
 
 describe('each script as Redis receives it', () => {
+  it('strips the Cluster flag from the event channel before any use of it (lib/queue.lua)', () => {
+    for (const name of SCRIPT_NAMES) {
+      const code = withoutComments(scriptSource(name));
+      const first = code.search(/\bCHANNEL\b/);
+      if (first < 0) continue;
+      expect(code.indexOf('if ON_CLUSTER then CHANNEL = string.sub(CHANNEL, 2) end'), name).toBeGreaterThan(first);
+      expect(code.slice(0, code.indexOf('if ON_CLUSTER then CHANNEL')).match(/\bCHANNEL\b/g)?.length, name).toBe(1);
+    }
+  });
+
   it('starts with the clock, then the KEYS it receives, generated from its key list', () => {
     for (const name of SCRIPT_NAMES) expect(scriptSource(name).startsWith(readLua('lib/clock.lua')), name).toBe(true);
     for (const name of Object.keys(SCRIPT_KEYS) as ScriptName[]) {

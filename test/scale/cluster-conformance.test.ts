@@ -1,5 +1,5 @@
 /**
- * The backend conformance suite on a real Redis Cluster: three masters with one
+ * The whole backend conformance suite on a real Redis Cluster: three masters with one
  * replica each, started on free ports for this file. Each test's queues hash to slots spread over
  * the masters.
  */
@@ -18,6 +18,4 @@ afterAll(async () => {
   await cluster?.destroy();
 });
 
-// Workflows are refused on a Cluster for now (TL_NOT_SUPPORTED, cluster.test.ts): their areas are
-// reported as skipped.
-runConformanceSuite('redis-cluster', () => redisStore(cluster.url()), { workflows: false });
+runConformanceSuite('redis-cluster', () => redisStore(cluster.url()));

@@ -1,13 +1,19 @@
 /**
  * A Redis Cluster store (`redis+cluster://`): three masters with one replica each, started on free
  * ports for this file. Queues spread over the masters; a task center (its scheduler) and a worker
- * process run on it as on one server; workflows are refused, plainly.
+ * process run on it as on one server, workflows over queues of every master included, and a
+ * workflow step a stopped client left half done is finished by the next.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { fileURLToPath } from 'node:url';
-import { chain, Client, connect, isTasklineError, task, type Backend } from '../../src/index.js';
+import { chain, Client, connect, group, isTasklineError, task, type Backend } from '../../src/index.js';
+import { DEFAULT_RETENTION } from '../../src/backend/contract.js';
 import { completeAck, newTask } from '../../src/backend/conformance/harness.js';
+import { newWorkflow } from '../../src/backend/conformance/workflow-harness.js';
+import { RedisKeys } from '../../src/backend/redis/keys.js';
+import { scriptKeyNames, scriptSource } from '../../src/backend/redis/scripts.js';
+import { prepareWorkflow } from '../../src/backend/redis/workflows.js';
 import { CliProcess, runCli } from '../cli/helpers.js';
 import { freePort } from '../helpers/ports.js';
 import { ChildWorker, eventually } from '../helpers/processes.js';
@@ -52,13 +58,41 @@ describe('a Redis Cluster store', () => {
     expect((await backend.listQueues()).map((q) => [q.name, q.counts.queued])).toEqual(QUEUES.map((q) => [q, 1]));
   });
 
-  it('refuses workflows with TL_NOT_SUPPORTED, naming the stores that run them', async () => {
-    const { backend } = await open();
-    const client = new Client(backend);
-    const error = await client.enqueueWorkflow(chain(task('a', {}), task('b', {}))).catch((e: unknown) => e);
-    expect(isTasklineError(error) && error.code).toBe('TL_NOT_SUPPORTED');
-    expect((error as Error).message).toMatch(/Redis Cluster.*redis:\/\/.*redis\+sentinel:\/\/.*SQLite/);
-    expect((await backend.listWorkflows()).workflows).toEqual([]);
+  it('finishes a workflow step a stopped client left half done: the node ends and starts it handed off', async () => {
+    const { backend, prefix } = await open();
+    // A chain over queues of different masters.
+    const wf = newWorkflow([{ id: 'a', queue: 'q0' }, { id: 'b', queue: 'q1', dependsOn: ['a'] }, { id: 'c', queue: 'q2', dependsOn: ['b'] }]);
+    await backend.createWorkflow(wf);
+    const [claim] = await backend.claim('w', [{ queue: 'q0', count: 1 }], 30_000);
+    const [task] = claim.tasks;
+    // The ack a client makes, without the relay that follows it (as if the client died there): the
+    // node's end waits in q0's hand-off set.
+    const keys = new RedisKeys(prefix);
+    const raw = cluster.client();
+    try {
+      await raw.eval(scriptSource('ack'), scriptKeyNames('ack').length, ...keys.subset('q0', scriptKeyNames('ack')), '0', `\n${keys.events}`, 'q0', '1',
+        DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled, 'complete', task.id, task.token, '"A"', '0', String(Date.now()), '0');
+      expect(await raw.zcard(keys.queueHandoff('q0'))).toBe(1);
+      expect((await backend.getWorkflow(wf.id))!.nodes.map((n) => n.state)).toEqual(['completed', 'pending', 'pending']);
+      // A worker's recovery pass carries it on: b starts with a's result.
+      await backend.recoverExpired('q0', 100);
+      expect((await backend.getWorkflow(wf.id))!.nodes.map((n) => n.state)).toEqual(['completed', 'queued', 'pending']);
+      expect(await raw.zcard(keys.queueHandoff('q0'))).toBe(0);
+      // A creation whose roots were not started (the client died after the script): the sweep
+      // finds it among the workflows being carried.
+      const second = newWorkflow([{ id: 'x', queue: 'q3' }, { id: 'y', queue: 'q4' }]);
+      const { args } = prepareWorkflow(second);
+      await raw.sadd(keys.handoffWorkflows, second.id);
+      await raw.eval(scriptSource('workflow-create'), 1, keys.workflow(second.id).meta, '0', `\n${keys.events}`, '', '1', ...args);
+      expect((await backend.getWorkflow(second.id))!.nodes.map((n) => n.taskId)).toEqual([null, null]);
+      await backend.recoverExpired('q0', 100);
+      expect((await backend.getWorkflow(second.id))!.nodes.map((n) => n.state)).toEqual(['queued', 'queued']);
+      // Noted as carried until a sweep finds nothing left of it.
+      await backend.recoverExpired('q0', 100);
+      expect(await raw.sismember(keys.handoffWorkflows, second.id)).toBe(0);
+    } finally {
+      raw.disconnect();
+    }
   });
 
   it('with durability=replicated, acknowledges enqueues and completions of queues on every master', async () => {
@@ -120,7 +154,7 @@ describe('a Redis Cluster store', () => {
     expect((error as Error).message).toMatch(/database 0 only/);
   });
 
-  it('runs a task center with its scheduler and a worker process: tasks of every queue, and a schedule’s fires', async () => {
+  it('runs a task center with its scheduler and a worker process: tasks of every queue, a workflow, a schedule’s fires', async () => {
     const prefix = uniquePrefix('cluster-e2e');
     prefixes.push(prefix);
     const backendArgs = ['--backend', cluster.url(), '--prefix', prefix];
@@ -138,6 +172,11 @@ describe('a Redis Cluster store', () => {
       const ids = [];
       for (const queue of QUEUES) for (let i = 0; i < 20; i++) ids.push((await client.enqueue('work', { i }, { queue })).id);
       await Promise.all(ids.map((id) => client.waitFor(id, { timeout: 30_000 })));
+      // A workflow over queues of every master: a chain into a fan-out of three, joined at the end.
+      const { id } = await client.enqueueWorkflow(
+        chain(task('work', {}, { queue: 'q0' }), group(task('work', {}, { queue: 'q3' }), task('work', {}, { queue: 'q6' }), task('work', {}, { queue: 'q7' })), task('work', {}, { queue: 'q8' })),
+      );
+      await eventually(async () => ((await backend.getWorkflow(id))!.state === 'completed' ? true : null), 30_000, 100);
       // The scheduler fires each second into q4; the worker completes the fires.
       await eventually(async () => ((await backend.getQueue('q4'))!.counts.completed >= 20 + 3 ? true : null), 20_000, 200);
       const health = await fetch(`http://127.0.0.1:${port}/readyz`);

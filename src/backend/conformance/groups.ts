@@ -27,7 +27,7 @@ function groupsOf(result: ClaimResult): (string | null)[] {
   return result.tasks.map((t) => (JSON.parse(t.payload) as { group: string | null }).group);
 }
 
-export function groupsConformance(openStore: OpenStore, options: { workflows: boolean } = { workflows: true }): void {
+export function groupsConformance(openStore: OpenStore): void {
   describe('task groups', () => {
     const store = useStore(openStore);
 
@@ -172,7 +172,7 @@ export function groupsConformance(openStore: OpenStore, options: { workflows: bo
     });
   });
 
-  describe.skipIf(!options.workflows)('task groups in workflows', () => {
+  describe('task groups in workflows', () => {
     const store = useStore(openStore);
 
     it('lines up a node’s task in its group, when the workflow starts and when its parent ends', async () => {

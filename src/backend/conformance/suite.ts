@@ -33,16 +33,7 @@ import { workflowConformance } from './workflows.js';
 
 export type { ConformanceStore, OpenStore };
 
-export interface SuiteOptions {
-  /**
-   * false for a store that refuses workflows (TL_NOT_SUPPORTED): their areas are registered as
-   * skipped, so the run reports them as not run rather than leaving them out.
-   */
-  workflows?: boolean;
-}
-
-export function runConformanceSuite(name: string, openStore: OpenStore, options: SuiteOptions = {}): void {
-  const workflows = options.workflows !== false;
+export function runConformanceSuite(name: string, openStore: OpenStore): void {
   describe(`backend conformance: ${name}`, () => {
     enqueueConformance(openStore);
     claimConformance(openStore);
@@ -53,7 +44,7 @@ export function runConformanceSuite(name: string, openStore: OpenStore, options:
     searchConformance(openStore);
     keepConformance(openStore);
     limitsConformance(openStore);
-    groupsConformance(openStore, { workflows });
+    groupsConformance(openStore);
     eventsAndWorkersConformance(openStore);
     concurrencyConformance(openStore);
     scheduleConformance(openStore);
@@ -61,9 +52,7 @@ export function runConformanceSuite(name: string, openStore: OpenStore, options:
     fireConformance(openStore);
     lockConformance(openStore);
     auditConformance(openStore);
-    describe.skipIf(!workflows)('workflows', () => {
-      workflowConformance(openStore);
-      workflowFailureConformance(openStore);
-    });
+    workflowConformance(openStore);
+    workflowFailureConformance(openStore);
   });
 }

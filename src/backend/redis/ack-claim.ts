@@ -7,6 +7,7 @@ import { DEFAULT_RETENTION, type Ack, type AckAndClaimResult, type AckResult, ty
 import { chunksByQueue } from './batches.js';
 import { decodeClaimed, encodeAttempt } from './codec.js';
 import type { RedisConnection } from './connection.js';
+import { relayHandoffs } from './handoffs.js';
 import type { ScriptCall } from './scripts.js';
 
 /**
@@ -41,13 +42,20 @@ export async function ackAndClaim(c: RedisConnection, acks: Ack[], workerId: str
   const replies = (await c.runScripts(calls)) as (string | number)[][];
   const ackResults = new Array<AckResult>(acks.length);
   const claims: ClaimResult[] = [];
+  // On a Cluster, the queues whose acks handed workflow node ends off (an applied ack's 2).
+  const handedOff = new Set<string>();
   replies.forEach((reply, i) => {
     const { acks: indexes, claim } = parts[i];
     // ack-claim: { n, n ack results, claim reply }; ack: the n results; claim: the claim reply.
     const ackStart = claim && indexes.length > 0 ? 1 : 0;
-    indexes.forEach((index, j) => (ackResults[index] = reply[ackStart + j] === 1 ? 'ok' : 'stale'));
+    indexes.forEach((index, j) => {
+      const applied = reply[ackStart + j];
+      ackResults[index] = applied === 1 || applied === 2 ? 'ok' : 'stale';
+      if (applied === 2) handedOff.add(acks[index].queue);
+    });
     if (claim) claims.push(decodeClaimReply(reply, indexes.length > 0 ? 1 + indexes.length : 0, claim.queue, leaseMs));
   });
+  if (handedOff.size > 0) await relayHandoffs(c, { queues: handedOff });
   return { acks: ackResults, claims };
 }
 

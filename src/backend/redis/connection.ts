@@ -16,7 +16,7 @@ import { redactUrl, redisTarget, type RedisTarget } from './target.js';
  * the task again.
  */
 const ACKNOWLEDGED_WRITES: ReadonlySet<ScriptName> = new Set<ScriptName>([
-  'enqueue', 'ack', 'ack-claim', 'fire', 'operate', 'operate-all', 'workflow-create', 'workflow-cancel', 'workflow-retry',
+  'enqueue', 'ack', 'ack-claim', 'fire', 'operate', 'operate-all', 'workflow-create', 'workflow-cancel', 'workflow-retry', 'workflow-settle', 'workflow-apply',
   'schedule-save', 'schedule-advance',
 ]);
 

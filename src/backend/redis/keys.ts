@@ -119,6 +119,15 @@ export class RedisKeys {
     return `{${this.prefix}:${queue}}:u:${hash}`;
   }
 
+  /**
+   * On a Redis Cluster, the workflow node ends a queue's scripts handed off (sorted set: entry
+   * JSON by its number, lua/lib/node-ends.lua), and the starts the queue applied (sorted set:
+   * '<workflow id> TAB <number>' by time, kept a day, lua/workflow-apply.lua).
+   */
+  queueHandoff(queue: string): string {
+    return `{${this.prefix}:${queue}}:handoff`;
+  }
+
   /** A schedule's fire history, kept in the slot of the queue its tasks go to. */
   fireHistory(queue: string, scheduleId: string): string {
     return `{${this.prefix}:${queue}}:sfires:${scheduleId}`;
@@ -151,6 +160,16 @@ export class RedisKeys {
   workflow(id: string): WorkflowKeys {
     const tag = `{${this.prefix}:wf:${id}}`;
     return Object.fromEntries(WORKFLOW_KEY_NAMES.map((name) => [name, `${tag}:${name}`])) as WorkflowKeys;
+  }
+
+  /** On a Redis Cluster, what a workflow's steps handed off to other slots (sorted set: entry JSON by its number, lib/workflow.lua). */
+  workflowHandoff(id: string): string {
+    return `{${this.prefix}:wf:${id}}:handoff`;
+  }
+
+  /** On a Redis Cluster, the workflows whose hand-offs a client is carrying (set), for a sweep to finish those a crash left. */
+  get handoffWorkflows(): string {
+    return `${this.prefix}:handoffs`;
   }
 
   /** Sorted set: workflow id -> created time, every workflow kept (listWorkflows, newest first). */

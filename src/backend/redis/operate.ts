@@ -11,6 +11,7 @@ import { DEFAULT_RETENTION, KEPT_STATES, type BulkState, type QueueKeep, type Qu
 import { operationError, validateQueueKeep, validateQueueLimits, workflowNodeError } from '../shared.js';
 import type { ChainableCommander } from 'ioredis';
 import type { RedisConnection } from './connection.js';
+import { relayHandoffs } from './handoffs.js';
 import { findQueue } from './inspect.js';
 
 /** Tasks one operate-all call looks at. */
@@ -92,6 +93,8 @@ export async function operateTask(c: RedisConnection, id: string, action: Operat
   const queue = await findQueue(c, id);
   if (queue === null) throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
   const reply = String(await c.runScript('operate', queue, [action, id, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled]));
+  // On a Cluster a node task's end is handed to its workflow's slot (handoffs.ts).
+  await relayHandoffs(c, { queues: [queue] });
   if (reply === 'missing') throw new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
   if (reply.startsWith('invalid:')) throw operationError(action, id, reply.slice(8));
   if (reply === 'workflow') throw workflowNodeError(id);
@@ -112,6 +115,7 @@ export async function operateAll(c: RedisConnection, queue: string, state: BulkS
       action, state, BULK_LIMIT, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled, cursor, score,
     ])) as [number, number, string, string];
     total += done;
+    await relayHandoffs(c, { queues: [queue] });
     if (seen < BULK_LIMIT || (done === 0 && nextCursor === cursor && nextScore === score)) return total;
     cursor = nextCursor;
     score = nextScore;

@@ -192,7 +192,6 @@ export class RedisBackend implements SchedulingBackend {
   async createWorkflow(workflow: NewWorkflow): Promise<{ id: string; state: WorkflowState }> {
     for (const node of workflow.nodes) checkGroup(node.taskId, node.task.group);
     if (workflow.onFinish) checkGroup(workflow.onFinish.taskId, workflow.onFinish.task.group);
-    workflows.refuseOnCluster(this.c);
     const prepared = workflows.prepareWorkflow(workflow);
     await workflows.refuseTakenIds(this.c, workflow);
     const [reply] = await this.workflowCreates.enqueue([prepared]);

@@ -11,6 +11,7 @@ import { assemblePlainScript, assembleQueueScript, readHelpers } from './lua-sou
 const QUEUE_SCRIPTS = [
   'enqueue', 'claim', 'ack', 'ack-claim', 'renew', 'recover', 'forward', 'cleanup', 'operate', 'operate-all', 'progress', 'queue-info',
   'fire', 'fire-history', 'workflow-create', 'workflow-cancel', 'workflow-retry', 'workflow-read', 'workflow-cleanup', 'workflow-inputs',
+  'workflow-settle', 'workflow-apply',
 ] as const;
 /** Scripts on other keys (schedules, scheduler instances, locks): the clock prelude only. */
 const PLAIN_SCRIPTS = ['schedule-save', 'schedule-advance', 'schedulers', 'lock'] as const;
@@ -44,6 +45,7 @@ export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> =
   'workflow-read': [],
   'workflow-cleanup': [],
   'workflow-inputs': [],
+  'workflow-settle': [],
 };
 
 /** The queue keys a script receives, in KEYS order. */

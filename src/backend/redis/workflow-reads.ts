@@ -6,13 +6,16 @@ import { decodeCursor, encodeCursor, pageLimit, workflowListing } from '../page-
 import { validateWorkflowState } from '../shared.js';
 import type { WorkflowInputs, WorkflowNodeRecord, WorkflowNodeState, WorkflowPage, WorkflowRecord, WorkflowState } from '../workflow-contract.js';
 import { decodeInputs } from './codec.js';
-import type { RedisConnection } from './connection.js';
+import type { PipelinedCommand, RedisConnection } from './connection.js';
 import { NODE_LIST } from './keys.js';
 import type { ScriptCall } from './scripts.js';
 
 
-/** workflow-read.lua's reply: meta (HGETALL), counts (state, n, …), and with nodes 6 values per node. */
-type ReadReply = [string[], (string | number)[], (string | null)[]?] | null;
+/**
+ * workflow-read.lua's reply: meta (HGETALL), counts (state, n, …), and with nodes 6 values per
+ * node; on a Cluster, for counts, a fourth list: the records of the started nodes (withTaskStates).
+ */
+type ReadReply = [string[], (string | number)[], (string | null)[]?, string[]?] | null;
 
 function readCall(c: RedisConnection, id: string, what: 'nodes' | 'counts'): ScriptCall {
   return c.scriptCall('workflow-read', '', [id, what], [c.keys.workflow(id).meta]);
@@ -44,8 +47,52 @@ function toRecord(id: string, reply: NonNullable<ReadReply>): WorkflowRecord {
 
 export async function getWorkflow(c: RedisConnection, id: string): Promise<WorkflowRecord | null> {
   const call = readCall(c, id, 'nodes');
-  const reply = (await c.runScripts([call]))[0] as ReadReply;
+  const reply = await withTaskStates(c, (await c.runScripts([call]))[0] as ReadReply);
   return reply === null ? null : toRecord(id, reply);
+}
+
+/**
+ * On a Cluster the script cannot read a started node's task (its queue is another slot): it
+ * reports such a node 'started' (or, for counts, lists its record), and the tasks are read here,
+ * a pipeline per queue — so the nodes' states are of one moment per queue, not across them.
+ */
+async function withTaskStates(c: RedisConnection, reply: ReadReply): Promise<ReadReply> {
+  if (reply === null || !c.isCluster) return reply;
+  const [meta, flatCounts, nodes = [], started = []] = reply;
+  const records: string[] = [];
+  const at: number[] = [];
+  for (let i = 0; i < nodes.length; i += 6) {
+    if (Number(nodes[i + 5]) === -1) {
+      records.push(nodes[i + 1]!);
+      at.push(i);
+    }
+  }
+  for (const record of started) {
+    records.push(record);
+    at.push(-1);
+  }
+  if (records.length === 0) return [meta, flatCounts, nodes];
+  const replies = await c.pipelined(
+    records.map((record): PipelinedCommand => {
+      // The record (workflows.ts encodeNodeRecord) begins with the task id and the queue.
+      const [taskId, queue] = record.split('\t', 2);
+      return ['hget', c.keys.queueKey(queue, 'meta'), taskId];
+    }),
+  );
+  const counts = new Map<string, number>();
+  for (let i = 0; i < flatCounts.length; i += 2) counts.set(String(flatCounts[i]), Number(flatCounts[i + 1]));
+  replies.forEach(([error, raw], j) => {
+    if (error) throw error;
+    const node = at[j];
+    if (node >= 0) nodes[node + 5] = typeof raw === 'string' ? '1' : '0';
+    // Only a started node's state is its task's; a task gone is a node cancelled before it ran,
+    // as workflow-read.lua says.
+    if (node >= 0 && nodes[node + 2] !== 'started') return;
+    const state = typeof raw === 'string' ? (/^\{"s":"(\w+)"/.exec(raw)?.[1] ?? String((JSON.parse(raw) as { s?: unknown }).s)) : 'cancelled';
+    counts.set(state, (counts.get(state) ?? 0) + 1);
+    if (node >= 0) nodes[node + 2] = state;
+  });
+  return [meta, [...counts].flat(), nodes];
 }
 
 const LISTING = 'workflows';
@@ -59,7 +106,7 @@ export async function listWorkflows(c: RedisConnection, options: { state?: Workf
   const key = state === null ? c.keys.workflows : c.keys.workflowsIn(state);
   const rows = await newestFirst(c, key, after, limit + 1);
   const page = rows.slice(0, limit);
-  const replies = (await c.runScripts(page.map(([id]) => readCall(c, id, 'counts')))) as ReadReply[];
+  const replies = await Promise.all(((await c.runScripts(page.map(([id]) => readCall(c, id, 'counts')))) as ReadReply[]).map((reply) => withTaskStates(c, reply)));
   // A workflow deleted between the two reads is left out.
   const workflows = page.flatMap(([id], i) => {
     const reply = replies[i];
@@ -97,6 +144,19 @@ async function newestFirst(c: RedisConnection, key: string, after: [number, stri
 /** The parents' states and results of workflow nodes, in one call (lua/workflow-inputs.lua); null for a node unknown. */
 export async function workflowInputs(c: RedisConnection, nodes: Array<{ workflowId: string; node: string }>): Promise<Array<WorkflowInputs | null>> {
   if (nodes.length === 0) return [];
+  if (c.isCluster && nodes.some((n) => n.workflowId !== nodes[0].workflowId)) {
+    // On a Cluster each workflow is its own slot: a call per workflow.
+    const byWorkflow = new Map<string, number[]>();
+    nodes.forEach((n, i) => byWorkflow.set(n.workflowId, [...(byWorkflow.get(n.workflowId) ?? []), i]));
+    const out = new Array<WorkflowInputs | null>(nodes.length);
+    await Promise.all(
+      [...byWorkflow.values()].map(async (indexes) => {
+        const inputs = await workflowInputs(c, indexes.map((i) => nodes[i]));
+        indexes.forEach((at, j) => (out[at] = inputs[j]));
+      }),
+    );
+    return out;
+  }
   const args: string[] = [String(nodes.length)];
   for (const { workflowId, node } of nodes) args.push(workflowId, node);
   const reply = (await c.runScript('workflow-inputs', '', args, [c.keys.workflow(nodes[0].workflowId).meta])) as Array<string | null>;

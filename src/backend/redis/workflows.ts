@@ -9,11 +9,12 @@
 import { TasklineError } from '../../core/errors.js';
 import type { TaskLinks } from '../../core/task.js';
 import { isWellFormed } from '../../core/validate.js';
-import { DEFAULT_WORKFLOW_RETENTION, type NewWorkflow, type WorkflowRecord, type WorkflowTaskSpec } from '../contract.js';
+import { DEFAULT_WORKFLOW_RETENTION, WORKFLOW_STATES, type NewWorkflow, type WorkflowRecord, type WorkflowTaskSpec } from '../contract.js';
 import { checkStorableTask, unstorableText } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
 import type { PipelinedCommand, RedisConnection } from './connection.js';
 import { NODE_LIST } from './keys.js';
+import { noteCarrying, relayHandoffs } from './handoffs.js';
 import { getWorkflow } from './workflow-reads.js';
 
 export { getWorkflow, listWorkflows, workflowInputs } from './workflow-reads.js';
@@ -81,10 +82,39 @@ export async function refuseTakenIds(c: RedisConnection, wf: NewWorkflow): Promi
  * creations made in the same tick, RedisBackend). Per workflow: 'ok', 'conflict' or 'task:<id>'.
  */
 export async function storeWorkflows(c: RedisConnection, prepared: PreparedWorkflow[]): Promise<string[]> {
+  // On a Cluster each workflow is its own slot: one call each, its hand-offs carried after it
+  // (handoffs.ts: its roots started, its queues marked, its place in the lists).
+  if (c.isCluster) {
+    // One after another (this connection's creations in turn), each looking for its roots' ids
+    // once those before it started theirs.
+    const turn = (clusterCreations.get(c) ?? Promise.resolve()).then(async () => {
+      const replies: string[] = [];
+      for (const p of prepared) replies.push(await storeOnCluster(c, p));
+      return replies;
+    });
+    clusterCreations.set(c, turn.catch(() => undefined));
+    return turn;
+  }
   const args: string[] = [String(prepared.length)];
   for (const p of prepared) for (const arg of p.args) args.push(arg);
   const replies = (await c.runScript('workflow-create', '', args, [c.keys.workflow(prepared[0].workflow.id).meta])) as unknown[];
   return replies.map(String);
+}
+
+/** On a Cluster: each connection's workflow creations, in turn (storeWorkflows). */
+const clusterCreations = new WeakMap<RedisConnection, Promise<unknown>>();
+
+async function storeOnCluster(c: RedisConnection, prepared: PreparedWorkflow): Promise<string> {
+  const wf = prepared.workflow;
+  if (wf.generatedTaskIds !== true) {
+    const conflict = await rootConflict(c, wf);
+    if (conflict !== null) return conflict === 'workflow' ? 'conflict' : `task:${conflict.taskId}`;
+  }
+  c.register([...wf.nodes.map((node) => node.task.queue), ...(wf.onFinish ? [wf.onFinish.task.queue] : [])]);
+  await noteCarrying(c, wf.id);
+  const [reply] = (await c.runScript('workflow-create', '', ['1', ...prepared.args], [c.keys.workflow(wf.id).meta])) as unknown[];
+  await relayHandoffs(c, { workflows: [wf.id] });
+  return String(reply);
 }
 
 /**
@@ -116,40 +146,36 @@ function startTimes(task: WorkflowTaskSpec): { dl: number; ra: number } {
 }
 
 /**
- * Workflows are refused on a Cluster (for now): a workflow's step (a node ending, its children
- * starting) is one script over the workflow's keys and those of its nodes' queues, which lie in
- * different slots there.
- */
-export function refuseOnCluster(c: RedisConnection): void {
-  if (!c.isCluster) return;
-  throw new TasklineError(
-    'TL_NOT_SUPPORTED',
-    'workflows do not run on a Redis Cluster yet (redis+cluster://): run them on one Redis server or a Sentinel-watched master (redis://, redis+sentinel://), or on SQLite',
-  );
-}
-
-/**
  * Task ids are unique across queues, but the script looks in each root's own queue: the roots'
  * ids are first looked up in the other queues (as enqueue does for given ids). The workflow id
  * is checked in the same round trip, so that its conflict is the one reported, as the script would.
  */
 async function refuseTakenRootIds(c: RedisConnection, wf: NewWorkflow): Promise<void> {
-  const queues = await c.call(() => c.redis.smembers(c.keys.queues));
+  const conflict = await rootConflict(c, wf);
+  if (conflict === 'workflow') throw workflowConflict(wf.id);
+  if (conflict !== null) throw taskConflict(wf, conflict.taskId);
+}
+
+/** A workflow id in use ('workflow'), else the first root's task id another task holds, else null. */
+async function rootConflict(c: RedisConnection, wf: NewWorkflow): Promise<'workflow' | { taskId: string } | null> {
+  const queues = new Set(await c.call(() => c.redis.smembers(c.keys.queues)));
   const roots = wf.nodes.filter((node) => node.dependsOn.length === 0).map((node) => ({ id: node.taskId, queue: node.task.queue }));
+  // On a Cluster the script cannot look in a root's own queue (another slot): here too.
+  if (c.isCluster) for (const root of roots) queues.add(root.queue);
   const commands: PipelinedCommand[] = [['exists', c.keys.workflow(wf.id).meta]];
   const checked: string[] = [];
   for (const task of roots) {
     for (const queue of queues) {
-      if (queue === task.queue) continue;
+      if (queue === task.queue && !c.isCluster) continue;
       commands.push(['hexists', c.keys.queueKey(queue, 'meta'), task.id]);
       checked.push(task.id);
     }
   }
-  if (checked.length === 0) return;
+  if (checked.length === 0) return null;
   const replies = await c.pipelined(commands);
-  if (replies[0]?.[1] === 1) throw workflowConflict(wf.id);
+  if (replies[0]?.[1] === 1) return 'workflow';
   const taken = checked.find((_, i) => replies[i + 1]?.[1] === 1);
-  if (taken !== undefined) throw taskConflict(wf, taken);
+  return taken === undefined ? null : { taskId: taken };
 }
 
 function workflowConflict(id: string): TasklineError {
@@ -171,17 +197,39 @@ async function afterTransition(c: RedisConnection, id: string, reply: unknown, r
 
 /** Cancels a running workflow (lua/workflow-cancel.lua). Unknown: null; finished: TL_INVALID_STATE. */
 export async function cancelWorkflow(c: RedisConnection, id: string): Promise<WorkflowRecord | null> {
+  await noteCarrying(c, id);
   const reply = await c.runScript('workflow-cancel', '', [id], [c.keys.workflow(id).meta]);
+  await relayHandoffs(c, { workflows: [id] });
   return afterTransition(c, id, reply, () => 'only a running workflow can be cancelled');
 }
 
 /** Runs a failed or cancelled workflow again (lua/workflow-retry.lua). Unknown: null; else TL_INVALID_STATE. */
 export async function retryWorkflow(c: RedisConnection, id: string, onFinishTaskId: string | null): Promise<WorkflowRecord | null> {
+  await noteCarrying(c, id);
   const reply = await c.runScript('workflow-retry', '', [id, onFinishTaskId ?? ''], [c.keys.workflow(id).meta]);
+  await relayHandoffs(c, { workflows: [id] });
   return afterTransition(c, id, reply, () => 'only a failed or cancelled workflow can be retried');
 }
 
 /** Deletes finished workflows past their retention, at most `limit` (lua/workflow-cleanup.lua). */
 export async function cleanupWorkflows(c: RedisConnection, limit: number): Promise<number> {
+  if (c.isCluster) return cleanupOnCluster(c, limit);
   return Number(await c.runScript('workflow-cleanup', '', [limit], [c.keys.workflowExpiry]));
+}
+
+/**
+ * workflow-cleanup.lua's work on a Cluster, where the lists of workflows and each workflow's keys
+ * lie in different slots: a command each, the workflow's keys first (a workflow listed without
+ * them is left out of reads, and deleted again by the next pass).
+ */
+async function cleanupOnCluster(c: RedisConnection, limit: number): Promise<number> {
+  const now = await c.now();
+  const ids = await c.call(() => c.redis.zrangebyscore(c.keys.workflowExpiry, '-inf', now, 'LIMIT', 0, limit));
+  for (const id of ids) {
+    const keys = c.keys.workflow(id);
+    await c.call(() => c.redis.unlink(keys.meta, keys.order, keys.state, c.keys.workflowHandoff(id)));
+    await c.call(() => Promise.all([...WORKFLOW_STATES.map((s) => c.redis.zrem(c.keys.workflowsIn(s), id)), c.redis.zrem(c.keys.workflows, id)]));
+    await c.call(() => c.redis.zrem(c.keys.workflowExpiry, id));
+  }
+  return ids.length;
 }

@@ -8,14 +8,28 @@
 -- m, r (1: with results), and m times id, finish time and, with r = 1, the result.
 -- kind: complete | retry | retry-free (the attempt is given back) | dead | cancelled | requeue |
 -- hand-back (no handler in that worker: retrying again, as if never claimed).
--- Returns per ack, full ones first then the short ones in order, 1 (applied) or 0 (stale).
+-- Returns per ack, full ones first then the short ones in order, 1 (applied) or 0 (stale); on a
+-- Redis Cluster one applied ack is 2 when node ends were handed off (lib/node-ends.lua).
 --
 -- Every read and write is batched: one HMGET per hash for the whole batch, one HSET/ZADD per
 -- structure written, one PUBLISH of all finished events.
 local out = ack_batch(3)
 -- Workflow nodes' fan-in, in this same call: exactly once, as the lease was (lib/workflow.lua;
 -- settle_nodes inline, one closure fewer on every call).
-if #ENDED_NODES > 0 then workflow_lib().settle() end
+if #ENDED_NODES > 0 then
+  if ON_CLUSTER then
+    -- Handed off for the client to settle (lib/node-ends.lua); an applied ack's 2 tells it to.
+    hand_off_ends()
+    for i = 1, #out do
+      if out[i] == 1 then
+        out[i] = 2
+        break
+      end
+    end
+  else
+    workflow_lib().settle()
+  end
+end
 trim_kept(TRIM_LIMIT)
 publish_finished()
 publish_lifecycle()

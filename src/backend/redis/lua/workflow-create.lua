@@ -31,7 +31,8 @@ local function create(o)
     local at = first + i * FIELDS
     if ARGV[at + 2] == '0' then
       local info = lib.parse_record(ARGV[at + 1])
-      if not fresh and redis.call('HEXISTS', lib.queue_keys(info.q).meta, info.k) == 1 then return 'task:' .. info.k, after end
+      -- (On a Cluster the client looked, in every queue: the root's queue is in another slot.)
+      if not fresh and not ON_CLUSTER and redis.call('HEXISTS', lib.queue_keys(info.q).meta, info.k) == 1 then return 'task:' .. info.k, after end
       roots[#roots + 1] = { ARGV[at], info }
     end
   end
@@ -64,15 +65,22 @@ local function create(o)
     add_meta('onFinishTask', ARGV[o + 5])
   end
   redis.call('HSET', lib.keys_of(w).meta, unpack(meta))
-  redis.call('ZADD', lib.prefix .. ':workflows', NOW_S, id)
-  redis.call('ZADD', lib.prefix .. ':workflows:running', NOW_S, id)
+  if ON_CLUSTER then
+    -- The lists of workflows lie in other slots: the client files it from its meta.
+    lib.hand_off(w, { 'index' })
+  else
+    redis.call('ZADD', lib.prefix .. ':workflows', NOW_S, id)
+    redis.call('ZADD', lib.prefix .. ':workflows:running', NOW_S, id)
+  end
   -- Its queues are registered with it: a node's task is found through the queue registry. Each
   -- node queue is marked as one whose ack batches look for node tasks (lib/keep.lua keep_bounds).
   -- (Once per call: the workflows of a call often share their queues.)
   if ARGV[o + 4] ~= '' then queues[#queues + 1] = decode_json(ARGV[o + 4]).q end
   local new = {}
   for i, queue in ipairs(queues) do
-    if i <= queue_count and not MARKED[queue] then
+    if i <= queue_count and ON_CLUSTER then
+      lib.hand_off(w, { 'mark', queue })
+    elseif i <= queue_count and not MARKED[queue] then
       MARKED[queue] = true
       redis.call('HSET', lib.queue_keys(queue).keep, 'nodes', '1')
     end
@@ -81,7 +89,8 @@ local function create(o)
       new[#new + 1] = queue
     end
   end
-  if #new > 0 then lib.call_chunked('SADD', lib.prefix .. ':queues', new) end
+  -- (On a Cluster the client registers them: the registry is in another slot.)
+  if #new > 0 and not ON_CLUSTER then lib.call_chunked('SADD', lib.prefix .. ':queues', new) end
   for _, root in ipairs(roots) do lib.start_node(w, root[1], root[2]) end
   lib.announce_workflow(id, 'running')
   return 'ok', after

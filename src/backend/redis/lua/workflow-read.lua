@@ -6,7 +6,9 @@
 -- Returns nil for a workflow not kept; else { meta (HGETALL), counts (state, n, …) } and, for
 -- 'nodes', a third list: per node in declared order id, its record (keys.ts `nodes`), state,
 -- result, error (nil when none), 1 when its task exists (else 0: not started, cancelled before
--- it started, or deleted by its retention).
+-- it started, or deleted by its retention). On a Redis Cluster the tasks' queues lie in other
+-- slots: a started node's state is 'started' and a node's task's presence -1 (the client reads them),
+-- and, for 'counts', a fourth list holds the records of the started nodes (uncounted).
 local lib = workflow_lib()
 local w = lib.workflow_keys(ARGV[4])
 local meta = redis.call('HGETALL', lib.keys_of(w).meta)
@@ -46,16 +48,21 @@ local function task_exists(record)
   return redis.call('HEXISTS', lib.queue_keys(info.q).meta, info.k)
 end
 
-local counts, nodes = {}, {}
+local counts, nodes, started = {}, {}, {}
 for _, node in ipairs(order) do
   local state = states[node] or 'pending'
-  if lib.is_started(state) then state = task_state(states[RECORD .. node]) end
-  counts[state] = (counts[state] or 0) + 1
+  if lib.is_started(state) and ON_CLUSTER then
+    state = 'started'
+    started[#started + 1] = states[RECORD .. node]
+  elseif lib.is_started(state) then
+    state = task_state(states[RECORD .. node])
+  end
+  if state ~= 'started' then counts[state] = (counts[state] or 0) + 1 end
   if with_nodes then
     local at = #nodes
     nodes[at + 1], nodes[at + 2], nodes[at + 3] = node, states[RECORD .. node], state
     nodes[at + 4], nodes[at + 5] = states[RESULT .. node] or false, states[ERROR .. node] or false
-    nodes[at + 6] = (state == 'pending') and 0 or task_exists(states[RECORD .. node])
+    nodes[at + 6] = (state == 'pending') and 0 or (ON_CLUSTER and -1) or task_exists(states[RECORD .. node])
   end
 end
 local flat = {}
@@ -64,4 +71,5 @@ for state, n in pairs(counts) do
   flat[#flat + 1] = n
 end
 if with_nodes then return { meta, flat, nodes } end
+if ON_CLUSTER then return { meta, flat, {}, started } end
 return { meta, flat }

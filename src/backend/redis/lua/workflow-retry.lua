@@ -45,9 +45,14 @@ end
 w.state, w.failed, w.cancelling, w.fresh = 'running', false, false, false
 lib.mark(w)
 lib.set_open(w, #again)
-redis.call('ZREM', lib.prefix .. ':workflows:expiry', w.id)
-redis.call('ZREM', lib.prefix .. ':workflows:' .. previous, w.id)
-redis.call('ZADD', lib.prefix .. ':workflows:running', redis.call('HGET', lib.keys_of(w).meta, 'created'), w.id)
+if ON_CLUSTER then
+  -- The lists by state lie in other slots: the client files it from its meta.
+  lib.hand_off(w, { 'index' })
+else
+  redis.call('ZREM', lib.prefix .. ':workflows:expiry', w.id)
+  redis.call('ZREM', lib.prefix .. ':workflows:' .. previous, w.id)
+  redis.call('ZADD', lib.prefix .. ':workflows:running', redis.call('HGET', lib.keys_of(w).meta, 'created'), w.id)
+end
 local ready = {}
 for _, node in ipairs(again) do
   lib.put(w, node, 'pending', node)

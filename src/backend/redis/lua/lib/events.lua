@@ -14,11 +14,11 @@ local FINISHED_BATCH = nil
 -- no waiting client, ~8 % of Redis's work per task). A subscriber joining later misses the lines
 -- exactly as it would miss a PUBLISH made before it joined. On a Redis Cluster, where PUBSUB
 -- NUMSUB sees one node's subscribers only and a PUBLISH reaches every node's, lines are always
--- built and published (PUBLISH_ALWAYS, lib/queue.lua).
+-- built and published (ON_CLUSTER, lib/queue.lua).
 local HEARD = nil
 
 local function heard()
-  if not HEARD and PUBLISH_ALWAYS then HEARD = { finished = true, lifecycle = true } end
+  if not HEARD and ON_CLUSTER then HEARD = { finished = true, lifecycle = true } end
   if not HEARD then
     local counts = redis.call('PUBSUB', 'NUMSUB', CHANNEL, CHANNEL .. ':lifecycle')
     HEARD = { finished = counts[2] > 0, lifecycle = counts[4] > 0 }

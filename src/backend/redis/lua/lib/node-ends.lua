@@ -27,12 +27,30 @@ local function node_links(raw, from)
   return nil
 end
 
+-- On a Redis Cluster a workflow's keys lie in another slot than its nodes' queues: a queue
+-- script hands the node ends it noted to the client (redis/handoffs.ts), which settles them in
+-- the workflow's slot. They wait in the queue's `handoff` sorted set (in its slot, named from
+-- the prefix as the channel is), each an entry unique by its sequence number (the score), so
+-- that a relay that stopped halfway is resumed from it.
+local function hand_off_ends()
+  local prefix = string.sub(CHANNEL, 1, -8)
+  local key = '{' .. prefix .. ':' .. QUEUE .. '}:handoff'
+  local seq = '{' .. prefix .. ':' .. QUEUE .. '}:seq'
+  for _, e in ipairs(ENDED_NODES) do
+    local n = redis.call('INCR', seq)
+    redis.call('ZADD', key, n, cjson.encode({ n, 'end', e.wf, e.node, e.id, e.state, e.result or false, e.error or false }))
+  end
+  ENDED_NODES = {}
+end
+
 -- Whether a task runs a node of a workflow still kept (its runs are that workflow's to start).
 -- The key is the workflow's `state`, its field the node's record (keys.ts); the prefix is the
--- events channel's ('<prefix>:events').
+-- events channel's ('<prefix>:events'). On a Cluster the workflow's keys cannot be read from a
+-- queue's slot: a task linked to a node is taken as its workflow's.
 local function runs_workflow_node(m)
   local l = m.l
   if type(l) ~= 'table' or type(l.workflowId) ~= 'string' or type(l.workflowNode) ~= 'string' then return false end
+  if ON_CLUSTER then return true end
   local state = '{' .. string.sub(CHANNEL, 1, -8) .. ':wf:' .. l.workflowId .. '}:state'
   return redis.call('HEXISTS', state, '\5' .. l.workflowNode) == 1
 end

@@ -6,8 +6,12 @@
 -- A workflow's keys share the hash tag {<prefix>:wf:<id>} (keys.ts). Fan-in is the one place a
 -- script reaches beyond the keys it declares: the workflow's keys, and the keys of the queues
 -- its nodes run in (built here from the prefix and queue name, as the channels are derived),
--- which may be other queues than the script's. A single Redis runs that as one atomic script;
--- Redis Cluster will need the nodes' queues in the workflow's slot, or a hand-off between slots.
+-- which may be other queues than the script's. A single Redis runs that as one atomic script.
+-- On a Redis Cluster (ON_CLUSTER) those lie in other slots: a workflow step runs in the
+-- workflow's slot alone and hands what it does to other slots off (hand_off: a node task to
+-- start, cancel or enqueue in its queue, the workflow's place in the lists by state), and the
+-- client carries each to its slot (redis/handoffs.ts, lua/workflow-apply.lua); a queue script
+-- hands its node ends off the same way (lib/node-ends.lua), settled by lua/workflow-settle.lua.
 
 -- HMGET of any number of fields, 4,000 at a time (Lua unpacks at most ~8,000 values).
 local function hmget_all(key, fields)
@@ -109,8 +113,39 @@ local function workflow_lib()
 
   -- Fields of a workflow's `state` hash (keys.ts) beside its node ids, which hold no control
   -- character: the flags, per node its result, error, count of parents to wait for and record,
-  -- and how many nodes are not final.
-  local FLAGS, RESULT, ERROR, WAITING, RECORD, OPEN = '\1', '\2', '\3', '\4', '\5', '\6'
+  -- how many nodes are not final, and (on a Cluster) the last hand-off's number.
+  local FLAGS, RESULT, ERROR, WAITING, RECORD, OPEN, HANDOFFS = '\1', '\2', '\3', '\4', '\5', '\6', '\7'
+
+  -- On a Cluster: what this call hands off to other slots, per workflow, written at flush_starts
+  -- to the workflow's `handoff` sorted set: each entry { n, kind, … } unique by its number n
+  -- (the score), which the client removes once it is applied.
+  local HANDED = {}
+
+  local function hand_off(w, entry)
+    local list = HANDED[w.id]
+    if not list then
+      list = {}
+      HANDED[w.id] = list
+      HANDED[#HANDED + 1] = w
+    end
+    list[#list + 1] = entry
+  end
+
+  local function flush_handoffs()
+    for _, w in ipairs(HANDED) do
+      local list = HANDED[w.id]
+      local last = redis.call('HINCRBY', w.state_key, HANDOFFS, #list)
+      local flat = {}
+      for i, entry in ipairs(list) do
+        local n = last - #list + i
+        table.insert(entry, 1, n)
+        flat[#flat + 1], flat[#flat + 2] = n, cjson.encode(entry)
+      end
+      call_chunked('ZADD', '{' .. PREFIX .. ':wf:' .. w.id .. '}:handoff', flat)
+      HANDED[w.id] = nil
+    end
+    HANDED = {}
+  end
 
   -- The flags as one field: state, then failFast, failed, cancelling, fresh (1 | 0): 'running
   -- 1001'. They change only as the workflow fails, is cancelled, finishes or is retried.
@@ -293,6 +328,7 @@ local function workflow_lib()
 
   local function flush_starts()
     flush_workflows()
+    if ON_CLUSTER then flush_handoffs() end
     for name, b in pairs(STARTS) do
       local q = b.q
       if #b.queued > 0 then call_chunked('LPUSH', q.queued, b.queued) end
@@ -350,8 +386,31 @@ local function workflow_lib()
   -- {workflowId, workflowNode}) with its inputs in its record, replacing the node's own earlier run
   -- (a retry). A task id taken by another task cannot be written: the node ends dead
   -- (settle_nodes), as its task could not run. A fresh workflow (keys.ts) has neither.
+  -- A node task's writes, batched per queue for flush_starts (write_new_task's `into`).
+  local function add_start(q, id, fragment, payload, delay, run_at)
+    local b = STARTS[q.name]
+    if not b then
+      b = { q = q, metas = {}, payloads = {}, queued = {}, scheduled = {} }
+      STARTS[q.name] = b
+    end
+    write_new_task(q, id, fragment, payload, delay, run_at, b)
+  end
+
+  -- A node's task record fragment as its start writes it: its links end with the node id, unless
+  -- its workflow id needs escapes (workflows.ts); the id is added here, in the one concatenation.
+  local function start_fragment(w, info)
+    local g = info.g
+    if string.byte(g, -1) == 125 then return g .. ',"wi":' .. node_inputs(w, info) end
+    return g .. ',"workflowId":"' .. w.id .. '"},"wi":' .. node_inputs(w, info)
+  end
+
   local function start_node(w, node, info)
     put(w, node, 'started\t' .. info.k .. '\t' .. info.c, node)
+    if ON_CLUSTER then
+      -- Its queue's slot looks for an earlier run and writes the task (lua/workflow-apply.lua).
+      hand_off(w, { 'start', info.q, info.k, start_fragment(w, info), info.p, info.dl, info.ra, node, w.fresh and 1 or 0 })
+      return
+    end
     local q = queue_keys(info.q)
     local raw = nil
     if not w.fresh then
@@ -367,19 +426,7 @@ local function workflow_lib()
       end
       remove_task(q, info.k, earlier.s)
     end
-    local b = STARTS[q.name]
-    if not b then
-      b = { q = q, metas = {}, payloads = {}, queued = {}, scheduled = {} }
-      STARTS[q.name] = b
-    end
-    -- The record's links end with the node id, unless its workflow id needs escapes (workflows.ts):
-    -- the id is added here, in the one concatenation.
-    local g = info.g
-    if string.byte(g, -1) == 125 then
-      write_new_task(q, info.k, g .. ',"wi":' .. node_inputs(w, info), info.p, info.dl, info.ra, b)
-    else
-      write_new_task(q, info.k, g .. ',"workflowId":"' .. w.id .. '"},"wi":' .. node_inputs(w, info), info.p, info.dl, info.ra, b)
-    end
+    add_start(q, info.k, start_fragment(w, info), info.p, info.dl, info.ra)
   end
 
   -- Counts a finished node off one child's wait (keys.ts `state`): a child whose count reaches 0
@@ -470,7 +517,10 @@ local function workflow_lib()
       if is_pending(s) or is_started(s) then
         local info = node_info(w, node)
         if all or not info.r then
-          if is_started(s) then
+          if is_started(s) and ON_CLUSTER then
+            -- Its queue's slot cancels it or asks it to cancel (lua/workflow-apply.lua).
+            hand_off(w, { 'cancel', info.q, info.k, reason })
+          elseif is_started(s) then
             local q = queue_keys(info.q)
             local raw = redis.call('HGET', q.meta, info.k)
             local m = raw and decode_json(raw)
@@ -495,7 +545,7 @@ local function workflow_lib()
     flush_starts()
     local spec = decode_json(spec_json)
     local q = queue_keys(spec.q)
-    if redis.call('HEXISTS', q.meta, task_id) == 1 then return end
+    if not ON_CLUSTER and redis.call('HEXISTS', q.meta, task_id) == 1 then return end
     local order = redis.call('LRANGE', keys_of(w).order, 0, -1)
     local states = states_of(w, order)
     local by = { completed = {}, dead = {}, cancelled = {} }
@@ -506,7 +556,12 @@ local function workflow_lib()
     -- By hand: cjson writes an empty list as {}.
     local payload = '{"workflowId":' .. cjson.encode(w.id) .. ',"state":"' .. state .. '","completed":[' .. table.concat(by.completed, ',')
       .. '],"failed":[' .. table.concat(by.dead, ',') .. '],"cancelled":[' .. table.concat(by.cancelled, ',') .. ']}'
-    write_new_task(q, task_id, spec.g, payload, spec.dl, spec.ra)
+    if ON_CLUSTER then
+      -- Enqueued by its queue's slot unless it is there already (lua/workflow-apply.lua).
+      hand_off(w, { 'onfinish', spec.q, task_id, spec.g, payload, spec.dl, spec.ra })
+    else
+      write_new_task(q, task_id, spec.g, payload, spec.dl, spec.ra)
+    end
   end
 
   -- When no node is open, the workflow ends (once: only a running one does), its retention starts
@@ -518,9 +573,14 @@ local function workflow_lib()
     mark(w)
     local v = redis.call('HMGET', keys_of(w).meta, 'retention', 'onFinish', 'onFinishTask', 'created')
     redis.call('HSET', keys_of(w).meta, 'state', state, 'finished', NOW_S)
-    redis.call('ZADD', PREFIX .. ':workflows:expiry', NOW + tonumber(v[1]), w.id)
-    redis.call('ZREM', PREFIX .. ':workflows:running', w.id)
-    redis.call('ZADD', PREFIX .. ':workflows:' .. state, v[4], w.id)
+    if ON_CLUSTER then
+      -- The lists by state lie in other slots: the client files it from its meta.
+      hand_off(w, { 'index' })
+    else
+      redis.call('ZADD', PREFIX .. ':workflows:expiry', NOW + tonumber(v[1]), w.id)
+      redis.call('ZREM', PREFIX .. ':workflows:running', w.id)
+      redis.call('ZADD', PREFIX .. ':workflows:' .. state, v[4], w.id)
+    end
     announce_workflow(w.id, state)
     if v[2] and v[3] then enqueue_on_finish(w, state, v[2], v[3]) end
   end
@@ -580,14 +640,18 @@ local function workflow_lib()
     load_workflow = load_workflow, hash_of = hash_of, call_chunked = call_chunked, node_info = node_info, start_node = start_node,
     cancel_open_nodes = cancel_open_nodes, finish_if_done = finish_if_done, settle = settle, flush_starts = flush_starts,
     node_inputs = node_inputs, put = put, mark = mark, packed_flags = packed_flags, node_state = node_state, set_open = set_open, states_of = states_of,
-    parse_record = parse_record, is_started = is_started, ids = ids,
+    parse_record = parse_record, is_started = is_started, ids = ids, hand_off = hand_off, add_start = add_start,
+    remove_task = remove_task, cancel_waiting_task = cancel_waiting_task,
     fields = { flags = FLAGS, result = RESULT, error = ERROR, waiting = WAITING, record = RECORD, open = OPEN },
   }
   return WORKFLOW
 end
 
 -- Settles the noted node tasks (their children started or cancelled, their workflows moved on
--- or finished), and what that finishes in turn; a call that noted none pays a length check.
+-- or finished), and what that finishes in turn; a call that noted none pays a length check. On
+-- a Cluster a queue script hands them off instead (lib/node-ends.lua).
 local function settle_nodes()
-  if #ENDED_NODES > 0 then workflow_lib().settle() end
+  if #ENDED_NODES > 0 then
+    if ON_CLUSTER then hand_off_ends() else workflow_lib().settle() end
+  end
 end
