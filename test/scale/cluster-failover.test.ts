@@ -4,12 +4,12 @@
  * while a task center (with its scheduler, firing every second) and a worker process run on the
  * same cluster. The master of the schedules' slot, which also serves some of the queues, is
  * SIGKILLed; its replica is promoted and everything goes on by itself, event subscriptions
- * included. With `durability=replicated` nothing acknowledged is lost; without it, the loss
- * window is measured and reported, not hidden.
+ * included, and workflows whose steps were in flight finish. With `durability=replicated` nothing
+ * acknowledged is lost; without it, the loss window is measured and reported, not hidden.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { connect, type Backend } from '../../src/index.js';
+import { chain, Client, connect, task, type Backend } from '../../src/index.js';
 import { newTask } from '../../src/backend/conformance/harness.js';
 import { expectFailedOver, loadThroughKill, lostWrites, type LoadReport } from '../helpers/failover-load.js';
 import { CliProcess, runCli } from '../cli/helpers.js';
@@ -72,6 +72,33 @@ describe('Redis Cluster: a SIGKILLed master, its replica promoted', () => {
   }
 
   /**
+   * Workflows in flight through the kill: chains of four steps of 400 ms over the worker's queues
+   * (on several masters), started just before the load.
+   */
+  async function startWorkflows(url: string, prefix: string): Promise<string[]> {
+    const backend = await connect(url, { prefix });
+    try {
+      const client = new Client(backend);
+      const ids: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        const steps = WORKER_QUEUES.slice(0, 4).map((queue) => task('work', { ms: 400 }, { queue }));
+        ids.push((await client.enqueueWorkflow(chain(...steps))).id);
+      }
+      return ids;
+    } finally {
+      await backend.close();
+    }
+  }
+
+  /** Every workflow ends completed: a step cut by the kill runs again once its lease expires. */
+  async function expectWorkflowsDone(backend: Backend, ids: string[]): Promise<void> {
+    await eventually(async () => {
+      const states = await Promise.all(ids.map(async (id) => (await backend.getWorkflow(id))?.state));
+      return states.every((state) => state === 'completed');
+    }, 40_000, 250);
+  }
+
+  /**
    * After the failover: the worker process completes new tasks of every queue, the subscriber
    * hears them finish, and the scheduler fires again.
    */
@@ -96,6 +123,7 @@ describe('Redis Cluster: a SIGKILLed master, its replica promoted', () => {
     const prefix = uniquePrefix('cluster-failover');
     const url = cluster.url('?durability=replicated');
     const finished = await startProcesses(url, prefix);
+    const flows = await startWorkflows(url, prefix);
     const report = await runThroughFailover(cluster, url, prefix);
     expect(report.moved.length, 'the killed master served none of the load queues').toBeGreaterThan(0);
     expectFailedOver(report);
@@ -110,6 +138,7 @@ describe('Redis Cluster: a SIGKILLed master, its replica promoted', () => {
       expect(report.completed.length).toBeGreaterThan(20);
       expect(missing).toEqual({ enqueues: [], completions: [] });
       await expectProcessesGoOn(backend, Date.now(), finished);
+      await expectWorkflowsDone(backend, flows);
     } finally {
       await backend.close();
     }
@@ -120,6 +149,7 @@ describe('Redis Cluster: a SIGKILLed master, its replica promoted', () => {
     const prefix = uniquePrefix('cluster-failover');
     const url = cluster.url();
     const finished = await startProcesses(url, prefix);
+    const flows = await startWorkflows(url, prefix);
     const report = await runThroughFailover(cluster, url, prefix);
     expectFailedOver(report);
     const backend = await connect(url, { prefix });
@@ -130,6 +160,7 @@ describe('Redis Cluster: a SIGKILLed master, its replica promoted', () => {
           `writes again ${report.failoverMs} ms after the kill; lost (the replication lag at the kill): ${missing.enqueues.length} enqueues, ${missing.completions.length} completions`,
       );
       await expectProcessesGoOn(backend, Date.now(), finished);
+      await expectWorkflowsDone(backend, flows);
     } finally {
       await backend.close();
     }

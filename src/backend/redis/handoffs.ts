@@ -51,17 +51,22 @@ export async function relayHandoffs(c: RedisConnection, from: { queues?: Iterabl
         if (entries.length === CHUNK) next.add(queue);
         const byWorkflow = groupBy(entries, (e) => String(e.fields[2]));
         for (const id of byWorkflow.keys()) workflows.add(id);
+        // Noted as carried before they settle: the queue's entries go once the workflows' first
+        // hand-offs are applied, and a sweep finds the rest should this process stop.
+        await c.call(() => c.redis.sadd(c.keys.handoffWorkflows, ...byWorkflow.keys()));
         await Promise.all(
           [...byWorkflow].map(([id, ends]) => c.runScript('workflow-settle', '', ends.map((e) => e.text), [c.keys.workflow(id).meta])),
         );
       }),
     );
+    // A workflow whose hand-offs were applied is looked at once more: with none left it is no
+    // longer noted as carried.
     const more = new Set<string>();
     await Promise.all(
       [...workflows].map(async (id) => {
         const applied = await applyWorkflowHandoffs(c, id);
         applied.queues.forEach((q) => next.add(q));
-        if (applied.more) more.add(id);
+        if (applied.applied) more.add(id);
       }),
     );
     await Promise.all(settled.map(({ queue, entries }) => removeEntries(c, c.keys.queueHandoff(queue), entries)));
@@ -71,15 +76,16 @@ export async function relayHandoffs(c: RedisConnection, from: { queues?: Iterabl
 }
 
 /**
- * Applies a workflow's hand-offs in their queues' slots and files it by state; returns the queues
- * touched, and whether more entries wait than one read takes.
+ * Applies a workflow's hand-offs (up to one read's worth) in their queues' slots and files it by
+ * state; returns the queues touched, and whether there were any (then more may wait). With none,
+ * the workflow is no longer noted as carried.
  */
-async function applyWorkflowHandoffs(c: RedisConnection, id: string): Promise<{ queues: string[]; more: boolean }> {
+async function applyWorkflowHandoffs(c: RedisConnection, id: string): Promise<{ queues: string[]; applied: boolean }> {
   const key = c.keys.workflowHandoff(id);
   const entries = await readSet(c, key);
   if (entries.length === 0) {
     await c.call(() => c.redis.srem(c.keys.handoffWorkflows, id));
-    return { queues: [], more: false };
+    return { queues: [], applied: false };
   }
   const indexed = entries.some((e) => e.fields[1] === 'index');
   const byQueue = groupBy(
@@ -92,7 +98,7 @@ async function applyWorkflowHandoffs(c: RedisConnection, id: string): Promise<{ 
   );
   if (indexed) await fileWorkflow(c, id);
   await removeEntries(c, key, entries);
-  return { queues: [...byQueue.keys()], more: entries.length === CHUNK };
+  return { queues: [...byQueue.keys()], applied: true };
 }
 
 /**
