@@ -93,6 +93,46 @@ describe('a Redis Cluster store', () => {
     }
   });
 
+  it('settles a node’s end carried twice once, even after a retry started the node anew', async () => {
+    const { backend, prefix } = await open();
+    const wf = newWorkflow([{ id: 'a', queue: 'q0' }, { id: 'b', queue: 'q1', dependsOn: ['a'] }], { generatedTaskIds: false });
+    await backend.createWorkflow(wf);
+    const [claim] = await backend.claim('w', [{ queue: 'q0', count: 1 }], 30_000);
+    const [task] = claim.tasks;
+    const keys = new RedisKeys(prefix);
+    const raw = cluster.client();
+    try {
+      // The node dies; its end is handed off and kept, as by a relay that stopped before removing it.
+      await raw.eval(scriptSource('ack'), scriptKeyNames('ack').length, ...keys.subset('q0', scriptKeyNames('ack')), '0', `\n${keys.events}`, 'q0', '1',
+        DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled, 'dead', task.id, task.token, 'boom', '0', JSON.stringify({ attempt: 1, startedAt: task.startedAt, finishedAt: Date.now(), outcome: 'dead', error: 'boom', stack: null, workerId: 'w' }), '0');
+      const kept = await raw.zrange(keys.queueHandoff('q0'), 0, -1, 'WITHSCORES');
+      await backend.recoverExpired('q0', 100);
+      expect((await backend.getWorkflow(wf.id))!.state).toBe('failed');
+      // Retried: a runs anew. Then the old end is carried again.
+      await backend.retryWorkflow(wf.id, null);
+      await raw.zadd(keys.queueHandoff('q0'), kept[1], kept[0]);
+      await backend.recoverExpired('q0', 100);
+      const after = (await backend.getWorkflow(wf.id))!;
+      expect(after.state).toBe('running');
+      expect(after.nodes.map((n) => n.state)).toEqual(['queued', 'pending']);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it('starts the nodes of a workflow made again under the id of one cleaned up', async () => {
+    const { backend } = await open();
+    const first = newWorkflow([{ id: 'x', queue: 'q2' }], { id: 'again', retention: 0 });
+    await backend.createWorkflow(first);
+    const [claim] = await backend.claim('w', [{ queue: 'q2', count: 1 }], 30_000);
+    await backend.ack([completeAck(claim.tasks[0])]);
+    expect((await backend.getWorkflow('again'))!.state).toBe('completed');
+    expect(await backend.cleanupWorkflows(10)).toBe(1);
+    const second = newWorkflow([{ id: 'x', queue: 'q2' }], { id: 'again' });
+    await backend.createWorkflow(second);
+    expect((await backend.getWorkflow('again'))!.nodes.map((n) => n.state)).toEqual(['queued']);
+  });
+
   it('with durability=replicated, acknowledges enqueues and completions of queues on every master', async () => {
     const { backend } = await open('?durability=replicated');
     const tasks = QUEUES.flatMap((queue) => [newTask('t', {}, { queue }), newTask('t', {}, { queue })]);

@@ -35,6 +35,16 @@ interface Entry {
  */
 export async function relayHandoffs(c: RedisConnection, from: { queues?: Iterable<string>; workflows?: Iterable<string> }): Promise<void> {
   if (!c.isCluster) return;
+  try {
+    await relay(c, from);
+  } catch {
+    // A master that does not answer (a failover): what is left stays in its set, for the next
+    // relay of that queue or a worker's sweep. The call that caused it did its own part, and
+    // answers so — an ack that failed here would give its tasks back for nothing.
+  }
+}
+
+async function relay(c: RedisConnection, from: { queues?: Iterable<string>; workflows?: Iterable<string> }): Promise<void> {
   let queues = new Set(from.queues ?? []);
   let workflows = new Set(from.workflows ?? []);
   for (let round = 0; round < MAX_ROUNDS && (queues.size > 0 || workflows.size > 0); round++) {
@@ -55,7 +65,7 @@ export async function relayHandoffs(c: RedisConnection, from: { queues?: Iterabl
         // hand-offs are applied, and a sweep finds the rest should this process stop.
         await c.call(() => c.redis.sadd(c.keys.handoffWorkflows, ...byWorkflow.keys()));
         await Promise.all(
-          [...byWorkflow].map(([id, ends]) => c.runScript('workflow-settle', '', ends.map((e) => e.text), [c.keys.workflow(id).meta])),
+          [...byWorkflow].map(([id, ends]) => c.runScript('workflow-settle', '', [queue, ...ends.map((e) => e.text)], [c.keys.workflow(id).meta])),
         );
       }),
     );
@@ -106,7 +116,7 @@ async function applyWorkflowHandoffs(c: RedisConnection, id: string): Promise<{ 
  * meta, as lua/workflow-create.lua, workflow-retry.lua and lib/workflow.lua's finish do on one
  * server; filing it again changes nothing.
  */
-async function fileWorkflow(c: RedisConnection, id: string): Promise<void> {
+export async function fileWorkflow(c: RedisConnection, id: string): Promise<void> {
   const [state, created, finished, retention] = await c.call(() => c.redis.hmget(c.keys.workflow(id).meta, 'state', 'created', 'finished', 'retention'));
   if (state === null || created === null) return;
   const writes: Promise<unknown>[] = [c.redis.zadd(c.keys.workflows, created, id)];

@@ -85,10 +85,10 @@ async function withTaskStates(c: RedisConnection, reply: ReadReply): Promise<Rea
     if (error) throw error;
     const node = at[j];
     if (node >= 0) nodes[node + 5] = typeof raw === 'string' ? '1' : '0';
-    // Only a started node's state is its task's; a task gone is a node cancelled before it ran,
-    // as workflow-read.lua says.
+    // Only a started node's state is its task's; a task not there yet is one whose start is
+    // still being handed to its queue (handoffs.ts): pending.
     if (node >= 0 && nodes[node + 2] !== 'started') return;
-    const state = typeof raw === 'string' ? (/^\{"s":"(\w+)"/.exec(raw)?.[1] ?? String((JSON.parse(raw) as { s?: unknown }).s)) : 'cancelled';
+    const state = typeof raw === 'string' ? (/^\{"s":"(\w+)"/.exec(raw)?.[1] ?? String((JSON.parse(raw) as { s?: unknown }).s)) : 'pending';
     counts.set(state, (counts.get(state) ?? 0) + 1);
     if (node >= 0) nodes[node + 2] = state;
   });

@@ -14,7 +14,7 @@ import { checkStorableTask, unstorableText } from '../shared.js';
 import { encodeRecordFragment } from './codec.js';
 import type { PipelinedCommand, RedisConnection } from './connection.js';
 import { NODE_LIST } from './keys.js';
-import { noteCarrying, relayHandoffs } from './handoffs.js';
+import { fileWorkflow, noteCarrying, relayHandoffs } from './handoffs.js';
 import { getWorkflow } from './workflow-reads.js';
 
 export { getWorkflow, listWorkflows, workflowInputs } from './workflow-reads.js';
@@ -225,11 +225,20 @@ export async function cleanupWorkflows(c: RedisConnection, limit: number): Promi
 async function cleanupOnCluster(c: RedisConnection, limit: number): Promise<number> {
   const now = await c.now();
   const ids = await c.call(() => c.redis.zrangebyscore(c.keys.workflowExpiry, '-inf', now, 'LIMIT', 0, limit));
+  let deleted = 0;
   for (const id of ids) {
     const keys = c.keys.workflow(id);
+    // Its expiry may be a moment stale (a retry's filing is carried after the retry): it goes
+    // only when its meta says it finished and its retention has passed.
+    const [state, finished, retention] = await c.call(() => c.redis.hmget(keys.meta, 'state', 'finished', 'retention'));
+    if (state !== null && (state === 'running' || finished === null || Number(finished) + Number(retention ?? 0) > now)) {
+      await fileWorkflow(c, id);
+      continue;
+    }
+    deleted += 1;
     await c.call(() => c.redis.unlink(keys.meta, keys.order, keys.state, c.keys.workflowHandoff(id)));
     await c.call(() => Promise.all([...WORKFLOW_STATES.map((s) => c.redis.zrem(c.keys.workflowsIn(s), id)), c.redis.zrem(c.keys.workflows, id)]));
     await c.call(() => c.redis.zrem(c.keys.workflowExpiry, id));
   }
-  return ids.length;
+  return deleted;
 }

@@ -5,12 +5,15 @@
 -- id another task holds) are handed off in turn (lib/node-ends.lua).
 -- KEYS: the queue's keys.
 -- ARGV 4… the entries, each its workflow id, a tab, then as the workflow's `handoff` set holds
--- it (JSON): { n, 'start', queue, task id, fragment, payload, delay, runAt, node, fresh (1 | 0) },
+-- it (JSON): { n, 'start', queue, task id, fragment, payload, delay, runAt, node, fresh (1 | 0),
+-- the workflow's creation time },
 -- { n, 'cancel', queue, task id, reason }, { n, 'onfinish', queue, task id, fragment, payload,
 -- delay, runAt } or { n, 'mark', queue }.
--- A start is applied once: its workflow id and number are kept a day (`handoff-done`), so one
--- carried again (by a relay that stopped before removing it) does not start the node twice. The
--- others are as good applied twice.
+-- A start is applied once: its workflow id, creation time and number are kept a day
+-- (`handoff-done`), so one carried again (by a relay that stopped before removing it) does not
+-- start the node twice; the task's record keeps the number (`hn`), and a cancel handed off before
+-- it (a slow relay's, after a retry started the node anew) passes the new run by. The others are
+-- as good applied twice.
 -- Returns 'ok'.
 local lib = workflow_lib()
 local q = lib.queue_keys(QUEUE)
@@ -22,7 +25,7 @@ for i = 4, #ARGV do
   local e = cjson.decode(string.sub(ARGV[i], tab + 1))
   local kind, id = e[2], e[4]
   if kind == 'start' then
-    local applied = wf .. '\t' .. e[1]
+    local applied = wf .. '\t' .. tostring(e[11]) .. '\t' .. e[1]
     if not redis.call('ZSCORE', done, applied) then
       redis.call('ZADD', done, NOW, applied)
       local node, taken = e[9], false
@@ -39,12 +42,16 @@ for i = 4, #ARGV do
           lib.remove_task(q, id, decode_json(raw).s)
         end
       end
-      if not taken then lib.add_start(q, id, e[5], e[6], e[7], e[8]) end
+      if not taken then lib.add_start(q, id, e[5] .. ',"hn":' .. string.format('%d', e[1]), e[6], e[7], e[8]) end
     end
   elseif kind == 'cancel' then
     lib.flush_starts()
     local raw = redis.call('HGET', q.meta, id)
     local m = raw and decode_json(raw)
+    if m and (m.hn or 0) > e[1] then
+      -- A run started after this cancel was handed off: not the one it meant.
+      m = nil
+    end
     if m and m.s == 'running' then
       request_cancel(q.cancel, q.meta, q.name, id, m)
     elseif m and (m.s == 'queued' or m.s == 'scheduled' or m.s == 'retrying') then

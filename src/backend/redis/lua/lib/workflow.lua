@@ -407,8 +407,10 @@ local function workflow_lib()
   local function start_node(w, node, info)
     put(w, node, 'started\t' .. info.k .. '\t' .. info.c, node)
     if ON_CLUSTER then
-      -- Its queue's slot looks for an earlier run and writes the task (lua/workflow-apply.lua).
-      hand_off(w, { 'start', info.q, info.k, start_fragment(w, info), info.p, info.dl, info.ra, node, w.fresh and 1 or 0 })
+      -- Its queue's slot looks for an earlier run and writes the task (lua/workflow-apply.lua);
+      -- the workflow's creation time tells a workflow made again under the same id from this one.
+      w.created = w.created or redis.call('HGET', keys_of(w).meta, 'created')
+      hand_off(w, { 'start', info.q, info.k, start_fragment(w, info), info.p, info.dl, info.ra, node, w.fresh and 1 or 0, w.created })
       return
     end
     local q = queue_keys(info.q)
