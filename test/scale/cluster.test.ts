@@ -5,10 +5,10 @@
  * workflow step a stopped client left half done is finished by the next.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import { fileURLToPath } from 'node:url';
 import { chain, Client, connect, group, isTasklineError, task, type Backend } from '../../src/index.js';
-import { DEFAULT_RETENTION } from '../../src/backend/contract.js';
+import { DEFAULT_RETENTION, type ClaimedTask } from '../../src/backend/contract.js';
 import { completeAck, newTask } from '../../src/backend/conformance/harness.js';
 import { newWorkflow } from '../../src/backend/conformance/workflow-harness.js';
 import { RedisKeys } from '../../src/backend/redis/keys.js';
@@ -32,6 +32,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.destroy();
 });
+
+/**
+ * One ack as ack.lua takes it (`data`: the result or error; `last`: a completion's finish time or
+ * the attempt record), run by hand: without the relay a backend's ack makes after it, as if the
+ * client stopped there.
+ */
+async function ackWithoutRelay(raw: Cluster, keys: RedisKeys, task: ClaimedTask, kind: 'complete' | 'dead', data: string, last: string): Promise<void> {
+  const names = scriptKeyNames('ack');
+  await raw.eval(scriptSource('ack'), names.length, ...keys.subset(task.queue, names), '0', `\n${keys.events}`, task.queue, '1',
+    DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled, kind, task.id, task.token, data, '0', last, '0');
+}
 
 describe('a Redis Cluster store', () => {
   const opened: Backend[] = [];
@@ -70,8 +81,7 @@ describe('a Redis Cluster store', () => {
     const keys = new RedisKeys(prefix);
     const raw = cluster.client();
     try {
-      await raw.eval(scriptSource('ack'), scriptKeyNames('ack').length, ...keys.subset('q0', scriptKeyNames('ack')), '0', `\n${keys.events}`, 'q0', '1',
-        DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled, 'complete', task.id, task.token, '"A"', '0', String(Date.now()), '0');
+      await ackWithoutRelay(raw, keys, task, 'complete', '"A"', String(Date.now()));
       expect(await raw.zcard(keys.queueHandoff('q0'))).toBe(1);
       expect((await backend.getWorkflow(wf.id))!.nodes.map((n) => n.state)).toEqual(['completed', 'pending', 'pending']);
       // A worker's recovery pass carries it on: b starts with a's result.
@@ -103,8 +113,8 @@ describe('a Redis Cluster store', () => {
     const raw = cluster.client();
     try {
       // The node dies; its end is handed off and kept, as by a relay that stopped before removing it.
-      await raw.eval(scriptSource('ack'), scriptKeyNames('ack').length, ...keys.subset('q0', scriptKeyNames('ack')), '0', `\n${keys.events}`, 'q0', '1',
-        DEFAULT_RETENTION.completed, DEFAULT_RETENTION.dead, DEFAULT_RETENTION.cancelled, 'dead', task.id, task.token, 'boom', '0', JSON.stringify({ attempt: 1, startedAt: task.startedAt, finishedAt: Date.now(), outcome: 'dead', error: 'boom', stack: null, workerId: 'w' }), '0');
+      const attempt = { attempt: 1, startedAt: task.startedAt, finishedAt: Date.now(), outcome: 'dead', error: 'boom', stack: null, workerId: 'w' };
+      await ackWithoutRelay(raw, keys, task, 'dead', 'boom', JSON.stringify(attempt));
       const kept = await raw.zrange(keys.queueHandoff('q0'), 0, -1, 'WITHSCORES');
       await backend.recoverExpired('q0', 100);
       expect((await backend.getWorkflow(wf.id))!.state).toBe('failed');

@@ -5,22 +5,9 @@
 -- The acks' events are published before the claim runs: a script that fails halfway keeps what
 -- it wrote, so were the claim to fail, the finished tasks would still be announced.
 local acked, after = ack_batch(3)
--- Workflow nodes' fan-in, in this same call: exactly once, as the lease was (lib/workflow.lua;
--- settle_nodes inline, one closure fewer on every call).
-if #ENDED_NODES > 0 then
-  if ON_CLUSTER then
-    -- Handed off for the client to settle (lib/node-ends.lua); an applied ack's 2 tells it to.
-    hand_off_ends()
-    for i = 1, #acked do
-      if acked[i] == 1 then
-        acked[i] = 2
-        break
-      end
-    end
-  else
-    workflow_lib().settle()
-  end
-end
+-- Workflow nodes' fan-in, in this same call (on a Cluster, handed off): exactly once, as the
+-- lease was (lib/workflow.lua settle_acked).
+if #ENDED_NODES > 0 then settle_acked(acked) end
 trim_kept(TRIM_LIMIT)
 publish_finished()
 publish_lifecycle()

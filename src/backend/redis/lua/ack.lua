@@ -14,22 +14,9 @@
 -- Every read and write is batched: one HMGET per hash for the whole batch, one HSET/ZADD per
 -- structure written, one PUBLISH of all finished events.
 local out = ack_batch(3)
--- Workflow nodes' fan-in, in this same call: exactly once, as the lease was (lib/workflow.lua;
--- settle_nodes inline, one closure fewer on every call).
-if #ENDED_NODES > 0 then
-  if ON_CLUSTER then
-    -- Handed off for the client to settle (lib/node-ends.lua); an applied ack's 2 tells it to.
-    hand_off_ends()
-    for i = 1, #out do
-      if out[i] == 1 then
-        out[i] = 2
-        break
-      end
-    end
-  else
-    workflow_lib().settle()
-  end
-end
+-- Workflow nodes' fan-in, in this same call (on a Cluster, handed off): exactly once, as the
+-- lease was (lib/workflow.lua settle_acked).
+if #ENDED_NODES > 0 then settle_acked(out) end
 trim_kept(TRIM_LIMIT)
 publish_finished()
 publish_lifecycle()

@@ -649,6 +649,22 @@ local function workflow_lib()
   return WORKFLOW
 end
 
+-- After an ack batch (ack.lua, ack-claim.lua): the node ends it noted settled; on a Cluster
+-- handed off (lib/node-ends.lua), and one applied ack of `results` answers 2 to tell the client.
+local function settle_acked(results)
+  if not ON_CLUSTER then
+    workflow_lib().settle()
+    return
+  end
+  hand_off_ends()
+  for i = 1, #results do
+    if results[i] == 1 then
+      results[i] = 2
+      return
+    end
+  end
+end
+
 -- Settles the noted node tasks (their children started or cancelled, their workflows moved on
 -- or finished), and what that finishes in turn; a call that noted none pays a length check. On
 -- a Cluster a queue script hands them off instead (lib/node-ends.lua).
