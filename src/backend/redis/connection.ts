@@ -216,13 +216,7 @@ export class RedisConnection {
    */
   private async runReplicated(calls: ScriptCall[]): Promise<unknown[]> {
     const { replicas, waitTimeoutMs } = this.target;
-    const groups = new Map<string, number[]>();
-    calls.forEach((call, i) => {
-      const tag = this.isCluster ? hashTag(call.keys[0] ?? '') : '';
-      const group = groups.get(tag);
-      if (group) group.push(i);
-      else groups.set(tag, [i]);
-    });
+    const groups = indexesByTag(calls.map((call) => (this.isCluster ? call.keys[0] ?? '' : '')));
     const results: unknown[] = new Array(calls.length);
     await Promise.all(
       [...groups.values()].map(async (indexes) => {
@@ -281,13 +275,7 @@ export class RedisConnection {
       const answer = (await this.call(() => this.redis.pipeline(commands).exec())) ?? [];
       return answer.map(([error, value]) => [error ? storeError(error) : null, value]);
     }
-    const groups = new Map<string, number[]>();
-    commands.forEach(([, key], i) => {
-      const tag = hashTag(String(key));
-      const group = groups.get(tag);
-      if (group) group.push(i);
-      else groups.set(tag, [i]);
-    });
+    const groups = indexesByTag(commands.map(([, key]) => key));
     const replies: [Error | null, unknown][] = new Array(commands.length);
     await Promise.all(
       [...groups.values()].map(async (indexes) => {
@@ -326,6 +314,18 @@ export class RedisConnection {
 
 /** A command for `pipelined`: its name, its one key, then its arguments. */
 export type PipelinedCommand = [name: string, key: string, ...args: (string | number)[]];
+
+/** The indexes of `keys`, grouped by their hash tag (each group in order): one slot each. */
+function indexesByTag(keys: string[]): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  keys.forEach((key, i) => {
+    const tag = hashTag(key);
+    const group = groups.get(tag);
+    if (group) group.push(i);
+    else groups.set(tag, [i]);
+  });
+  return groups;
+}
 
 /** What Redis Cluster hashes of a key: the text inside its first {…} when not empty, else the whole key. */
 function hashTag(key: string): string {

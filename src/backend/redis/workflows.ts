@@ -74,7 +74,8 @@ export function prepareWorkflow(wf: NewWorkflow): PreparedWorkflow {
  * client's new ones (uuidv7() ids cannot be taken: the look into the other queues is for others).
  */
 export async function refuseTakenIds(c: RedisConnection, wf: NewWorkflow): Promise<void> {
-  if (wf.generatedTaskIds !== true) await refuseTakenRootIds(c, wf);
+  // (On a Cluster storeOnCluster looks, once the creations before it started their roots.)
+  if (wf.generatedTaskIds !== true && !c.isCluster) await refuseTakenRootIds(c, wf);
 }
 
 /**
