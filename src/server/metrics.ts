@@ -59,6 +59,13 @@ export function instrumentTaskCenter(registry: Registry, backend: Backend, hub: 
     collect: collectQueues<Gauge<string>>((gauge, q) => gauge.set({ queue_name: q.name }, q.counts.queued)),
   });
   new Gauge({
+    name: 'scheduler_queue_oldest_age_seconds',
+    help: 'Age of the oldest queued task per queue, 0 when none (read from the store at scrape time)',
+    labelNames: ['queue_name'],
+    registers: [registry],
+    collect: collectQueues<Gauge<string>>((gauge, q) => gauge.set({ queue_name: q.name }, q.latency / 1000)),
+  });
+  new Gauge({
     name: 'scheduler_queue_running',
     help: 'Running tasks per queue (read from the store at scrape time)',
     labelNames: ['queue_name'],

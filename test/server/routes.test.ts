@@ -156,6 +156,7 @@ describe.each(STORES)('queues, schedules, workers, stats, health on %s', (_name,
     const metrics = await get('/metrics');
     expect(metrics.headers['content-type']).toContain('text/plain');
     expect(metrics.body).toContain('scheduler_queue_depth{queue_name="deep"} 1');
+    expect(metrics.body).toMatch(/scheduler_queue_oldest_age_seconds\{queue_name="deep"\} \d+(\.\d+)?(e-\d+)?\n/);
     expect(metrics.body).toContain('scheduler_workers 0');
     expect(metrics.body).toContain('scheduler_tasks_dead_total 0');
     // Queue controls: running, tasks a limit holds back, refusals of a maxLength.
