@@ -78,7 +78,7 @@ export default tseslint.config(
       ...tseslint.configs.disableTypeChecked.languageOptions,
       globals: {
         process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly',
-        clearInterval: 'readonly', setImmediate: 'readonly', URL: 'readonly', Buffer: 'readonly', performance: 'readonly', fetch: 'readonly',
+        clearInterval: 'readonly', setImmediate: 'readonly', URL: 'readonly', Buffer: 'readonly', performance: 'readonly', fetch: 'readonly', AbortSignal: 'readonly',
       },
     },
   },
