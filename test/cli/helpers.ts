@@ -96,6 +96,16 @@ export class CliProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
+  /** SIGTERM, and SIGKILL if it has not exited within `graceMs`. */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (!this.running) return;
+    this.child.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const exited = await Promise.race([this.exited, new Promise((r) => (timer = setTimeout(() => r(null), graceMs)))]);
+    clearTimeout(timer);
+    if (exited === null) await this.kill();
+  }
+
   /** Ends the process if a test left it running. */
   async kill(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) {

@@ -7,7 +7,7 @@
  * `up` with a message naming it. Skipped when docker-compose is not installed (Debian package
  * `docker-compose`; .ci/run installs it).
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_QUEUES } from '../../src/examples/handlers.js';
 import { exampleSchedules } from '../../src/examples/schedules.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { commandPresent } from '../helpers/commands.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DEPLOY = resolve(ROOT, 'deploy');
@@ -29,16 +30,7 @@ const SECRETS = {
   GRAFANA_ADMIN_PASSWORD: 'grafana-password-for-the-compose-test',
 };
 
-function dockerComposePresent(): boolean {
-  try {
-    execFileSync('docker-compose', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const present = dockerComposePresent();
+const present = commandPresent('docker-compose', ['version']);
 if (!present) console.warn('skipping the docker-compose checks: docker-compose is not installed (apt-get install docker-compose; .ci/run installs it)');
 
 /** The test runner's environment without anything that would stand in for the env file. */

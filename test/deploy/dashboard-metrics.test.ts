@@ -8,7 +8,7 @@
  * Grafana needs to import it, and a query in every panel; and, with promtool, that every query
  * parses as PromQL.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,6 +18,7 @@ import { CliProcess, cliStore, type CliStore } from '../cli/helpers.js';
 import { freePort } from '../helpers/ports.js';
 import { eventually } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { commandPresent } from '../helpers/commands.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const HANDLERS = resolve(ROOT, 'test/fixtures/dashboard-handlers.mjs');
@@ -173,16 +174,7 @@ describe('deploy/grafana/dashboards/taskline.json', () => {
   });
 });
 
-function promtoolPresent(): boolean {
-  try {
-    execFileSync('promtool', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const promtool = promtoolPresent();
+const promtool = commandPresent('promtool');
 if (!promtool) console.warn('skipping the PromQL syntax check of the dashboard: promtool is not installed (apt-get install prometheus; .ci/run installs it)');
 
 describe.skipIf(!promtool)('the dashboard\'s queries (promtool)', () => {
@@ -273,14 +265,7 @@ describe('the dashboard and the alert rules query metrics a running task center 
   }, 90_000);
 
   afterAll(async () => {
-    for (const child of [worker, server]) {
-      if (!child) continue;
-      child.signal('SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      const exited = await Promise.race([child.exited, new Promise((r) => (timer = setTimeout(() => r(null), 10_000)))]);
-      clearTimeout(timer);
-      if (exited === null) await child.kill();
-    }
+    for (const child of [worker, server]) await child?.stop();
     await store?.cleanup();
   }, 30_000);
 

@@ -4,10 +4,11 @@
  * paths and authorization kept; the targets, the token file and the rule files pointed at local
  * ones; the intervals cut to 1 s — and its HTTP API (targets, queries, alerts) read back.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { commandPresent } from './commands.js';
 import { freePort } from './ports.js';
 import { tempDir } from './temp-dir.js';
 
@@ -15,12 +16,7 @@ import { tempDir } from './temp-dir.js';
 export const SHIPPED_PROMETHEUS_CONFIG = resolve(import.meta.dirname, '../../deploy/prometheus/prometheus.yml');
 
 export function prometheusPresent(): boolean {
-  try {
-    execFileSync('prometheus', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
+  return commandPresent('prometheus');
 }
 
 interface ScrapeConfig {

@@ -34,14 +34,7 @@ describe('task center end to end (server + worker processes on Redis)', () => {
   }, 30_000);
 
   afterAll(async () => {
-    for (const child of [worker, server]) {
-      if (!child) continue;
-      child.signal('SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      const exited = await Promise.race([child.exited, new Promise((r) => (timer = setTimeout(() => r(null), 10_000)))]);
-      clearTimeout(timer);
-      if (exited === null) await child.kill();
-    }
+    for (const child of [worker, server]) await child?.stop();
     await redis?.destroy();
   }, 30_000);
 

@@ -1,24 +1,16 @@
 /** deploy/prometheus: the alert rules and scrape config pass promtool (Debian package `prometheus`). */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/temp-dir.js';
+import { commandPresent } from '../helpers/commands.js';
 
 const DIR = resolve(import.meta.dirname, '../../deploy/prometheus');
 const run = promisify(execFile);
 
-function promtoolPresent(): boolean {
-  try {
-    execFileSync('promtool', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const present = promtoolPresent();
+const present = commandPresent('promtool');
 if (!present) console.warn('skipping the promtool checks: promtool is not installed (apt-get install prometheus; .ci/run installs it)');
 
 describe.skipIf(!present)('Prometheus files', () => {
