@@ -97,11 +97,17 @@ export interface ClaimResult {
   /** When the earliest scheduled or retrying task of the queue is due, or null. */
   nextDueAt: number | null;
   /**
-   * Why the claim took fewer tasks than it could have, when a limit held it back: 'rate' (then
-   * `limitedUntil` is when the next start is allowed), 'concurrency' or 'group' (a slot frees
-   * when one of the queue's running tasks ends; the store wakes waiting workers then). Null: none.
+   * Why the claim took fewer tasks than it could have, when a limit held it back: 'rate',
+   * 'concurrency' or 'group' (a slot frees when one of the queue's — or the full group's —
+   * running tasks ends; the store wakes waiting workers then). Null: none.
    */
   limited: 'rate' | 'concurrency' | 'group' | null;
+  /**
+   * When the limit may let a task start, at the latest without an ack: a rate's next allowed
+   * start; for 'concurrency' the expiry of the queue's earliest live lease, for 'group' that of
+   * the first full group's (an expired lease frees its slot at once, also a crashed worker's,
+   * which no ack frees). Null: not known, or no limit held the claim back.
+   */
   limitedUntil: number | null;
   /** The store's clock at the claim. */
   now: number;

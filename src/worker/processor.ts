@@ -170,8 +170,9 @@ export class Processor implements Component, ContextHost {
       this.options.acker.settle(acks, reply.acks);
       for (const [i, result] of reply.claims.entries()) {
         if (result.paused || !result.more || result.tasks.length < requests[i].count) exhausted.add(result.queue);
-        // A rate limit says when its next start is allowed: the idle wait ends then, not later
-        // (a concurrency limit's slot frees with an ack, which wakes the wait).
+        // A limit says when it may let a task start (a rate's next start; the earliest lease to
+        // expire under concurrency or groupConcurrency, a crashed worker's included): the idle
+        // wait ends then, not later (an ack before then wakes the wait).
         const dueAt = result.limitedUntil === null ? result.nextDueAt : Math.min(result.limitedUntil, result.nextDueAt ?? Infinity);
         if (dueAt !== null) {
           const dueIn = Math.max(0, dueAt - result.now);

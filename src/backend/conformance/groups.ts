@@ -255,6 +255,49 @@ export function groupsConformance(openStore: OpenStore): void {
       expect((await claim(later, 3)).tasks).toHaveLength(1);
     });
 
+    it('says when a full group’s earliest live lease expires (a crashed worker’s): the claim’s limitedUntil', async () => {
+      const { backend } = store;
+      await backend.setQueueLimits('default', { groupConcurrency: 2 });
+      await enqueueGroup(backend, 'A', 5);
+      const crashed = (await claim(backend, 1, 'default', 2_000)).tasks[0];
+      // This claim fills A itself (its own lease is later than the crashed one's), then finds it full.
+      const held = await claim(backend, 5);
+      expect(groupsOf(held)).toEqual(['A']);
+      expect(held).toMatchObject({ limited: 'group', limitedUntil: crashed.leaseExpiresAt });
+      expect((await claim(backend, 5))).toMatchObject({ tasks: [], limited: 'group', limitedUntil: crashed.leaseExpiresAt });
+      const later = await store.later(2_500);
+      expect(groupsOf(await claim(later, 5))).toEqual(['A']);
+    });
+
+    it('takes a parked group’s turn again when its groupConcurrency is removed, its task ends, then the limit is set again', async () => {
+      const { backend } = store;
+      await backend.setQueueLimits('default', { groupConcurrency: 1 });
+      await enqueueGroup(backend, 'A', 3);
+      const running = (await claim(backend, 1, 'default', 600_000)).tasks[0];
+      // A is full: this claim parks it.
+      expect(await claim(backend, 1)).toMatchObject({ tasks: [], limited: 'group' });
+      await backend.setQueueLimits('default', { groupConcurrency: null });
+      await ackOk(backend, completeAck(running));
+      await backend.setQueueLimits('default', { groupConcurrency: 1 });
+      // A runs nothing and has 2 queued: one starts.
+      const after = await claim(backend, 3);
+      expect(groupsOf(after)).toEqual(['A']);
+      expect(after.limited).toBe('group');
+    });
+
+    it('takes a parked group’s turn again at once when its groupConcurrency is raised', async () => {
+      const { backend } = store;
+      await backend.setQueueLimits('default', { groupConcurrency: 1 });
+      await enqueueGroup(backend, 'A', 4);
+      expect((await claim(backend, 1, 'default', 600_000)).tasks).toHaveLength(1);
+      expect(await claim(backend, 1)).toMatchObject({ tasks: [], limited: 'group' });
+      await backend.setQueueLimits('default', { groupConcurrency: 3 });
+      expect(groupsOf(await claim(backend, 5))).toEqual(['A', 'A']);
+      // Lowered again: nothing more starts while 3 run.
+      await backend.setQueueLimits('default', { groupConcurrency: 2 });
+      expect(await claim(backend, 5)).toMatchObject({ tasks: [], limited: 'group', more: true });
+    });
+
     it('applies with the queue’s concurrency: the smaller bound holds', async () => {
       const { backend } = store;
       await backend.setQueueLimits('default', { groupConcurrency: 3, concurrency: 4 });

@@ -109,6 +109,25 @@ export function limitsConformance(openStore: OpenStore): void {
       expect((await enqueueBatch(backend, 1))[0]).toMatchObject({ ok: false, reason: 'queue-full', waiting: 2 });
     });
 
+    it('answers a duplicate (unique key or id) with a conflict, not a refusal, and counts only new tasks', async () => {
+      const { backend } = store;
+      await backend.setQueueLimits('default', { maxLength: 2 });
+      const holder = await enqueueOne(backend, 't', {}, { uniqueKey: 'u1', uniqueFor: 60_000 });
+      await enqueueOne(backend, 't');
+      const [again] = await backend.enqueue([newTask('t', {}, { uniqueKey: 'u1', uniqueFor: 60_000 })]);
+      expect(again).toMatchObject({ ok: false, reason: 'unique-conflict', holder });
+      const [sameId] = await backend.enqueue([newTask('t', {}, { id: holder })]);
+      expect(sameId).toMatchObject({ ok: false, reason: 'id-conflict' });
+      expect((await backend.getQueue('default'))!.refused).toBe(0);
+      // Room for one: a batch of a duplicate and a new task takes the new one.
+      await backend.setQueueLimits('default', { maxLength: 3 });
+      const [dup, fresh] = await backend.enqueue([newTask('t', {}, { uniqueKey: 'u1', uniqueFor: 60_000 }), newTask('t')]);
+      expect(dup).toMatchObject({ ok: false, reason: 'unique-conflict', holder });
+      expect(fresh.ok).toBe(true);
+      expect((await enqueueBatch(backend, 1))[0]).toMatchObject({ ok: false, reason: 'queue-full', waiting: 3 });
+      expect((await backend.getQueue('default'))!.refused).toBe(1);
+    });
+
     it('binds its own queue only, and is lifted with "none"', async () => {
       const { backend } = store;
       await backend.setQueueLimits('small', { maxLength: 1 });
@@ -149,6 +168,22 @@ export function limitsConformance(openStore: OpenStore): void {
       // 2 s later the lease has expired: its slot is free again, before any recovery ran.
       const later = await store.later(2_000);
       expect((await claimCount(later, 1)).tasks).toHaveLength(1);
+    });
+
+    it('says when the earliest live lease expires (a crashed worker’s): the claim’s limitedUntil', async () => {
+      const { backend } = store;
+      await backend.setQueueLimits('default', { concurrency: 2 });
+      await enqueueBatch(backend, 5);
+      const crashed = (await claimCount(backend, 1, 'default', 2_000)).tasks[0];
+      const held = await claimCount(backend, 5);
+      expect(held.tasks).toHaveLength(1);
+      expect(held).toMatchObject({ limited: 'concurrency', limitedUntil: crashed.leaseExpiresAt });
+      expect(await claimCount(backend, 5)).toMatchObject({ tasks: [], limited: 'concurrency', limitedUntil: crashed.leaseExpiresAt });
+      const later = await store.later(2_500);
+      const next = await claimCount(later, 5);
+      expect(next.tasks).toHaveLength(1);
+      // Now the earliest live lease is the second claim's.
+      expect(next).toMatchObject({ limited: 'concurrency', limitedUntil: held.tasks[0].leaseExpiresAt });
     });
 
     it('is unlimited again once removed', async () => {

@@ -132,6 +132,7 @@ function decodeClaimReply(reply: (string | number)[], start: number, queue: stri
   const limitedUntil = Number(reply[start + 6]);
   return {
     queue, tasks, paused: reply[start] === 1, more: reply[start + 2] === 1, nextDueAt: nextDue < 0 ? null : nextDue, now, limited,
-    limitedUntil: limited === 'rate' && limitedUntil >= 0 ? limitedUntil : null,
+    // When the limit may let a task start: a rate's next start, a lease's expiry (concurrency, group).
+    limitedUntil: limited !== null && limitedUntil >= 0 ? limitedUntil : null,
   };
 }

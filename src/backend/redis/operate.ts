@@ -62,27 +62,19 @@ const LIMIT_FIELDS = ['rate', 'concurrency', 'groupConcurrency', 'maxLength'] as
 export async function setQueueLimits(c: RedisConnection, queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits> {
   validateQueueName(queue);
   const update = validateQueueLimits(limits);
-  const key = c.keys.queueKey(queue, 'keep');
-  const set: Record<string, string> = {};
+  const set: string[] = [];
   const cleared: string[] = [];
   for (const field of LIMIT_FIELDS) {
     if (!(field in update)) continue;
     const value = update[field];
     if (value === null || value === undefined) cleared.push(field);
-    else set[field] = typeof value === 'number' ? String(value) : `${value.limit} ${value.intervalMs}`;
+    else set.push(field, typeof value === 'number' ? String(value) : `${value.limit} ${value.intervalMs}`);
   }
-  // Registered with them, as keep bounds are; workers blocked on a limit look again.
-  const multi = await registeringMulti(c, queue);
-  if (Object.keys(set).length > 0) multi.hset(key, set);
-  if (cleared.length > 0) multi.hdel(key, ...cleared);
-  multi.zadd(c.keys.queueKey(queue, 'marker'), 0, '1');
-  multi.hmget(key, ...LIMIT_FIELDS);
-  const replies = await c.call(() => multi.exec());
-  if (!replies) throw new TasklineError('TL_STORE_UNAVAILABLE', `setting the limits of queue ${queue}: the transaction was aborted`);
-  const failed = replies.find(([error]) => error);
-  if (failed) throw failed[0] as Error;
+  // Registered first, so that its settings never exist without it; the limits, the parked groups
+  // of a groupConcurrency changed and the workers' wake-up in one script (lua/limits.lua).
+  await c.call(() => c.redis.sadd(c.keys.queues, queue));
   c.registered.add(queue);
-  const [rate, concurrency, groupConcurrency, maxLength] = replies[replies.length - 1][1] as (string | null)[];
+  const [rate, concurrency, groupConcurrency, maxLength] = (await c.runScript('limits', queue, [set.length / 2, ...set, ...cleared])) as (string | null)[];
   const [limit, intervalMs] = (rate ?? '').split(' ').map(Number);
   const count = (v: string | null) => (v === null ? null : Number(v));
   return { rate: rate === null ? null : { limit, intervalMs }, concurrency: count(concurrency), groupConcurrency: count(groupConcurrency), maxLength: count(maxLength) };

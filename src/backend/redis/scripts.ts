@@ -10,7 +10,7 @@ import { assemblePlainScript, assembleQueueScript, readHelpers } from './lua-sou
  */
 const QUEUE_SCRIPTS = [
   'enqueue', 'claim', 'ack', 'ack-claim', 'renew', 'recover', 'forward', 'cleanup', 'operate', 'operate-all', 'progress', 'queue-info',
-  'fire', 'fire-history', 'workflow-create', 'workflow-cancel', 'workflow-retry', 'workflow-read', 'workflow-cleanup', 'workflow-inputs',
+  'limits', 'fire', 'fire-history', 'workflow-create', 'workflow-cancel', 'workflow-retry', 'workflow-read', 'workflow-cleanup', 'workflow-inputs',
   'workflow-settle', 'workflow-apply',
 ] as const;
 /** Scripts on other keys (schedules, scheduler instances, locks): the clock prelude only. */
@@ -37,6 +37,7 @@ export const SCRIPT_KEYS: Partial<Record<ScriptName, readonly QueueKeyName[]>> =
   forward: ['meta', 'queued', 'scheduled', 'retrying', 'marker'],
   recover: ['meta', 'payload', 'queued', 'retrying', 'running', 'dead', 'cancelled', 'marker', 'stats', 'result', 'attempts', 'logs', 'cancel', 'keep'],
   progress: ['meta', 'logs'],
+  limits: ['queued', 'marker', 'keep'],
   // The workflow scripts take no queue's keys: they build the keys of the queues their nodes run
   // in, and the workflow's own, from the prefix (lua/lib/workflow.lua).
   'workflow-create': [],

@@ -72,15 +72,29 @@ export function claimTasks(t: Transition, workerId: string, requests: ClaimReque
     // take turns again when a task of theirs ends, or when the first one's earliest lease expires.
     const groupsHeld = more && turn !== 0 && allowed.count > 0 && tasks.length < allowed.count && (groupsFull || limits.groupConcurrency !== null);
     const limited = !more ? null : groupsHeld ? 'group' : allowed.count < request.count ? allowed.limit : null;
-    const parkedUntil = limited === 'group' ? (t.get<{ turn: number | null }>(FIRST_PARKED, queue)?.turn ?? null) : null;
-    return {
-      queue, tasks, paused: false, more, nextDueAt: nextDueAt(t, queue),
-      limited, limitedUntil: limited === 'rate' ? allowed.until : parkedUntil === null ? null : parkedUntil - PARKED, now: t.now,
-    };
+    return { queue, tasks, paused: false, more, nextDueAt: nextDueAt(t, queue), limited, limitedUntil: limitedUntil(t, queue, limited, allowed), now: t.now };
   });
   const signals = new Map(requests.map((r) => [r.queue, t.queue(r.queue).signal]));
   return { results, signals };
 }
+
+/**
+ * When the limit that held a claim back may let the next task start: a rate's next start; for
+ * concurrency, the earliest live lease of the queue (this claim's included) — a slot frees then
+ * at the latest, as an expired lease frees its slot at once (a crashed worker's, that no ack will
+ * free); for groups, when the first parked group's earliest live lease expires (groups.ts). An
+ * ack before then wakes the waiting workers.
+ */
+function limitedUntil(t: Transition, queue: string, limited: ClaimResult['limited'], allowed: Allowance): number | null {
+  if (limited === 'rate') return allowed.until;
+  if (limited === 'concurrency') return t.get<{ at: number | null }>(EARLIEST_LIVE_LEASE, queue, t.now)?.at ?? null;
+  if (limited === 'group') {
+    const parked = t.get<{ turn: number | null }>(FIRST_PARKED, queue)?.turn ?? null;
+    return parked === null ? null : parked - PARKED;
+  }
+  return null;
+}
+const EARLIEST_LIVE_LEASE = "SELECT MIN(sort_key) AS at FROM tasks WHERE queue = ? AND state = 'running' AND sort_key > ?";
 
 /**
  * What the queue's limits allow a claim of `count`: concurrency less the live leases (an expired

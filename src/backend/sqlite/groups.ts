@@ -15,7 +15,8 @@
  * place. A group running as many as the queue's groupConcurrency is parked: its turn becomes
  * PARKED + the time its earliest live lease expires, past every turn the walk looks at, until a
  * task of it stops running (unparkGroup, from the acks and lease recovery) or that time comes
- * (the claim unparks those due first) — so the claim never walks past full groups. The walk ends
+ * (the claim unparks those due first; its limitedUntil says when), or the queue's groupConcurrency
+ * changes (unparkAll) — so the claim never walks past full groups. The walk ends
  * when it has its room, or when it passed every participant since one last took a task. A group found without
  * queued tasks leaves the turns; every move of a grouped task to queued joins them (joinTurns),
  * so each group with queued tasks has its row.
@@ -79,7 +80,8 @@ export const FIRST_PARKED = `SELECT MIN(turn) AS turn FROM group_turns WHERE que
 
 /**
  * Task `id` of the queue stops running (an ack, a lease recovered): its group, if parked, takes
- * turns again, at the back. Only a queue with grouped tasks and a groupConcurrency looks.
+ * turns again, at the back. Only a queue with grouped tasks and a groupConcurrency looks: without
+ * one no group is parked (unparkAll ran when it was removed).
  */
 export function unparkGroupOf(t: Transition, queue: string, id: string): void {
   const state = t.queue(queue);
@@ -89,7 +91,22 @@ export function unparkGroupOf(t: Transition, queue: string, id: string): void {
   t.run(TO_THE_BACK, t.nextTurn(queue), queue, group);
 }
 
-/** Parked groups whose earliest lease has expired take turns again; all of them once the queue has no groupConcurrency. */
+/**
+ * The queue's groupConcurrency was set, changed or removed (setQueueLimits): every parked group
+ * takes turns again, at the back, for the claim to judge against the new limit (parking it again
+ * if it is still full). A parked group has at least one task running, so this walks no more rows
+ * than the queue has running tasks.
+ */
+export function unparkAll(t: Transition, queue: string): void {
+  if (t.queue(queue).turn === 0) return;
+  for (const { grp } of t.all<{ grp: string }>(ALL_PARKED, queue)) t.run(TO_THE_BACK, t.nextTurn(queue), queue, grp);
+}
+const ALL_PARKED = `SELECT grp FROM group_turns WHERE queue = ? AND turn >= ${PARKED} ORDER BY turn`;
+
+/**
+ * Parked groups whose earliest lease has expired take turns again; all of them once the queue has
+ * no groupConcurrency (parked before unparkAll was run by setQueueLimits, by an older version).
+ */
 function unparkDue(t: Transition, queue: string, limit: number | null): void {
   const until = limit === null ? Number.MAX_SAFE_INTEGER : PARKED + t.now;
   for (const { grp } of t.all<{ grp: string }>(PARKED_UNTIL, queue, until)) t.run(TO_THE_BACK, t.nextTurn(queue), queue, grp);

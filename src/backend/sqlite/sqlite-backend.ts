@@ -33,6 +33,7 @@ import { claimTasks } from './claim.js';
 import { enqueueCalls } from './enqueue.js';
 import { fireBatches, listFires } from './fires.js';
 import * as inspect from './inspect.js';
+import { unparkAll } from './groups.js';
 import { forwardDue } from './lifecycle.js';
 import { acquireLock, extendLock, releaseLock } from './locks.js';
 import { deleteExpiredTasks, recoverExpiredLeases } from './maintenance.js';
@@ -195,7 +196,12 @@ export class SqliteBackend implements SchedulingBackend {
   async setQueueLimits(queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits> {
     validateQueueName(queue);
     const changes = validateQueueLimits(limits);
-    return this.store.write((t) => t.setLimits(queue, changes));
+    return this.store.write((t) => {
+      const set = t.setLimits(queue, changes);
+      // Groups parked under the old groupConcurrency are judged against the new one (groups.ts).
+      if ('groupConcurrency' in changes) unparkAll(t, queue);
+      return set;
+    });
   }
 
   async cancelTask(id: string): Promise<'cancelled' | 'cancel-requested'> {

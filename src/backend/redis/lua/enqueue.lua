@@ -40,11 +40,15 @@ local metas, payloads, queued, scheduled = {}, {}, {}, {}
 local grouped, groups = {}, {}
 
 -- The queue's maxLength: each caller's batch is taken whole or refused whole; one in several
--- calls is sent back to be sent whole. Waiting: queued, scheduled and retrying.
+-- calls is sent back to be sent whole. Waiting: queued, scheduled and retrying. Only the tasks
+-- that would be stored count: not those refused for their id or unique key (a duplicate is a
+-- conflict, not a refusal), as store_one decides, in order, with the batches taken before.
 local max_length = tonumber(redis.call('HGET', K_KEEP, 'maxLength'))
 if max_length then
   local waiting = queued_count(K_QUEUED) + redis.call('ZCARD', K_SCHEDULED) + redis.call('ZCARD', K_RETRYING)
   local at, first = 5 + count * stride + 1, 1
+  -- Ids and unique keys (with a TTL above 0) of the tasks counted in the batches taken.
+  local counted_ids, counted_keys = {}, {}
   for _ = 1, tonumber(ARGV[at] or '0') do
     local size, whole = tonumber(ARGV[at + 1]), ARGV[at + 2] == '1'
     at = at + 2
@@ -53,15 +57,27 @@ if max_length then
     if not whole then
       refusal = 'split'
     else
-      local new = 0
+      local new, ids_in, keys_in = 0, {}, {}
       for i = first, last do
-        if not taken[i] then new = new + 1 end
+        local id = ids[i]
+        if not (taken[i] or counted_ids[id] or ids_in[id]) then
+          local base = 5 + (i - 1) * stride
+          local index = stride == 7 and tonumber(ARGV[base + 6]) or 0
+          local key = index > 0 and KEYS[index] or nil
+          if not (key and (counted_keys[key] or keys_in[key] or unique_holder(key))) then
+            new = new + 1
+            ids_in[id] = true
+            if key and tonumber(ARGV[base + 7]) > 0 then keys_in[key] = true end
+          end
+        end
       end
       if waiting + new > max_length then
         refusal = 'f:' .. max_length .. ':' .. waiting
         redis.call('HINCRBY', K_STATS, 'refused', size)
       else
         waiting = waiting + new
+        for id in pairs(ids_in) do counted_ids[id] = true end
+        for key in pairs(keys_in) do counted_keys[key] = true end
       end
     end
     if refusal then

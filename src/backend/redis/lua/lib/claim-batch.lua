@@ -54,9 +54,11 @@ local function claim_turns(room, lease_ms)
             running[group] = live
           end
           if counting and live >= limit then
-            -- Full: parked until a task of it ends, or its earliest lease expires.
+            -- Full: parked until a task of it ends, or its earliest lease expires. Counted before
+            -- (this claim took some of it): the earliest of its other leases and this claim's.
             full, stays = true, false
-            parking[#parking + 1] = earliest or (NOW + lease_ms)
+            if not earliest then earliest = math.min(earliest_lease(tag, group) or math.huge, NOW + lease_ms) end
+            parking[#parking + 1] = earliest
             parking[#parking + 1] = group
           else
             if counting and live + want > limit then want = limit - live end
@@ -104,9 +106,10 @@ end
 -- claim.lua's work, its arguments from ARGV[o + 1] (count, worker id, lease ms, forward limit);
 -- returns its reply: paused (1 | 0), next due, more (1 | 0), now, the lease token, the limit that
 -- held the claim back ('' none, 'concurrency', 'rate', 'group': every group with waiting tasks runs
--- its groupConcurrency) and, for a rate, when the next start is
--- allowed (-1), then per task id, record (a workflow node's holds its inputs, lib/workflow.lua)
--- and payload. The caller publishes the lifecycle lines.
+-- its groupConcurrency) and when it may let a task start (-1: not known): a rate's next start,
+-- the earliest live lease's expiry (concurrency), the first parked group's (group); then per task
+-- id, record (a workflow node's holds its inputs, lib/workflow.lua) and payload. The caller
+-- publishes the lifecycle lines.
 local function claim_batch(o)
   local count, worker, lease_ms = tonumber(ARGV[o + 1]), ARGV[o + 2], tonumber(ARGV[o + 3])
   -- Whether any task is scheduled or retrying (one EXISTS for both sets): most claims have none
@@ -216,6 +219,11 @@ local function claim_batch(o)
       if limited == 'rate' then
         local oldest = redis.call('ZRANGE', K_STARTS, 0, 0, 'WITHSCORES')
         out[7] = oldest[2] and (tonumber(oldest[2]) + keep_bounds().rate_ms) or NOW
+      elseif limited == 'concurrency' then
+        -- When the earliest live lease expires: its slot frees then at the latest, also a crashed
+        -- worker's, which no ack frees (an ack before then wakes the workers).
+        local first = redis.call('ZRANGEBYSCORE', K_RUNNING, '(' .. NOW_S, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+        if first[2] then out[7] = tonumber(first[2]) end
       elseif limited == 'group' then
         -- When a parked group's earliest lease expires (an ack before then wakes the workers).
         local first = redis.call('ZRANGE', queue_tag(K_QUEUED) .. 'gparked', 0, 0, 'WITHSCORES')

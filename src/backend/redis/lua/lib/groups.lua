@@ -6,8 +6,9 @@
 -- takes turns from it and puts the groups back at the head). It exists only while a group is in
 -- it, so a queue without groups claims as before. A group the claim finds running as many tasks
 -- as the queue's groupConcurrency leaves the turns for '<tag>gparked' (zset: group -> when the
--- earliest lease of its running tasks expires) until one of its tasks ends (ack, recovery) or
--- that lease expires: the claim never walks past full groups. A group with waiting tasks is in
+-- earliest lease of its running tasks expires) until one of its tasks ends (ack, recovery), that
+-- lease expires, or the queue's groupConcurrency changes (limits.lua puts all of them back): the
+-- claim never walks past full groups. A group with waiting tasks is in
 -- the ring or parked, never both.
 -- '<tag>grouped' counts the waiting tasks of all groups (K_QUEUED's length does not hold them).
 -- '<tag>grunning' holds the tasks the claim started from the groups' lines, as '<group> <id>'
@@ -114,6 +115,17 @@ local function group_running(tag, group, limit)
     end
   end
   return live, earliest
+end
+
+-- When the earliest live lease of the tasks of `group` in '<tag>grunning' expires, or nil (as
+-- group_running finds it at the limit).
+local function earliest_lease(tag, group)
+  local earliest = nil
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', tag .. 'grunning', '[' .. group .. ' ', '(' .. group .. '!')) do
+    local expiry = tonumber(redis.call('ZSCORE', K_RUNNING, string.sub(member, #group + 2)))
+    if expiry and expiry > NOW and (not earliest or expiry < earliest) then earliest = expiry end
+  end
+  return earliest
 end
 
 -- Takes tasks whose attempts ended out of '<tag>grunning' (members '<group> <id>'), and their

@@ -74,22 +74,27 @@ local function write_new_task(q, id, fragment, payload, delay, run_at, into, typ
   return state
 end
 
+-- The unfinished task holding a unique key whose TTL has not run out, or nil. The key holds
+-- '<holder id>\t<expiry>': the TTL is judged by the store clock (NOW); the PX expiry only removes
+-- keys nobody looks at any more.
+local function unique_holder(unique_key)
+  local value = redis.call('GET', unique_key)
+  if not value then return nil end
+  local holder, expires = string.match(value, '^(.*)\t(%d+)$')
+  if not holder then holder = value end -- written before the expiry was stored
+  if expires ~= nil and tonumber(expires) <= NOW then return nil end
+  local held = get_meta(holder)
+  if held and not FINISHED[held.s] then return holder end
+  return nil
+end
+
 -- Stores one new task. Returns its state ('queued' | 'scheduled'), 'id' (the id exists) or
 -- 'u:<holder id>' (its unique key is held by an unfinished task).
 local function store_task(id, fragment, payload, delay, run_at, unique_key, unique_ttl)
   if redis.call('HEXISTS', K_META, id) == 1 then return 'id' end
   if unique_key then
-    -- The key holds '<holder id>\t<expiry>': the TTL is judged by the store clock (NOW); the PX
-    -- expiry only removes keys nobody looks at any more.
-    local value = redis.call('GET', unique_key)
-    if value then
-      local holder, expires = string.match(value, '^(.*)\t(%d+)$')
-      if not holder then holder = value end -- written before the expiry was stored
-      if expires == nil or tonumber(expires) > NOW then
-        local held = get_meta(holder)
-        if held and not FINISHED[held.s] then return 'u:' .. holder end
-      end
-    end
+    local holder = unique_holder(unique_key)
+    if holder then return 'u:' .. holder end
     redis.call('SET', unique_key, id .. '\t' .. string.format('%d', NOW + tonumber(unique_ttl)), 'PX', unique_ttl)
   end
   local q = { name = QUEUE, meta = K_META, payload = K_PAYLOAD, queued = K_QUEUED, scheduled = K_SCHEDULED, marker = K_MARKER }
