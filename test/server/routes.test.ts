@@ -108,6 +108,17 @@ describe.each(STORES)('queues, schedules, workers, stats, health on %s', (_name,
     expect((await get('/api/v1/queues/mail')).json()).toMatchObject({ counts: { queued: 2 } });
   });
 
+  it('a batch refused with 429 names the queue of each task, stored or refused', async () => {
+    expect((await api.app.inject({ method: 'PATCH', url: '/api/v1/queues/mail/limits', payload: { maxLength: 1 } })).statusCode).toBe(200);
+    const batch = await post('/api/v1/tasks', { tasks: [{ type: 't', queue: 'other' }, { type: 't', queue: 'mail' }, { type: 't', queue: 'mail' }] });
+    expect(batch.statusCode).toBe(429);
+    expect(batch.json<{ tasks: unknown[] }>().tasks).toEqual([
+      { task_id: expect.any(String), queue: 'other', status: 'enqueued' },
+      { task_id: expect.any(String), queue: 'mail', status: 'refused', reason: 'queue-full' },
+      { task_id: expect.any(String), queue: 'mail', status: 'refused', reason: 'queue-full' },
+    ]);
+  });
+
   it('schedules: create, get, list, update, pause, resume, trigger, fires, backfill, preview, delete', async () => {
     const created = await post('/api/v1/schedules', { id: 'weekly-report', cron: '0 0 9 * * 1', timezone: 'Europe/Paris', task: { type: 'send_report', queue: 'reports' } });
     if (created.statusCode === 501) return; // this store has no schedules yet

@@ -37,6 +37,21 @@ function enqueued(info: TaskInfo) {
   return { task_id: info.id, queue: info.queue, status: info.state === 'scheduled' ? ('scheduled' as const) : ('enqueued' as const) };
 }
 
+/** An outcome of a batch enqueue, as the client's error details hold it. */
+interface BatchOutcome {
+  ok: boolean;
+  info?: TaskInfo;
+  id?: string;
+  reason?: string;
+  /** The queue that refused it (queue-full). */
+  queue?: string;
+}
+
+/** A task of a batch that was not stored: refused by its queue's maxLength (naming the queue, as a stored one does), or a conflict. */
+function notEnqueued(o: BatchOutcome) {
+  return o.reason === 'queue-full' ? { task_id: o.id, queue: o.queue, status: 'refused', reason: o.reason } : { task_id: o.id, status: 'conflict', reason: o.reason };
+}
+
 function notFound(id: string): TasklineError {
   return new TasklineError('TL_TASK_NOT_FOUND', `no task with id ${JSON.stringify(id)}`);
 }
@@ -74,11 +89,11 @@ export function taskRoutes(ctx: ServerContext): AnyRoute[] {
           } catch (error) {
             const full = isTasklineError(error, 'TL_QUEUE_FULL');
             if ((full || isTasklineError(error, 'TL_TASK_CONFLICT')) && Array.isArray(error.details)) {
-              const outcomes = error.details as { ok: boolean; info?: TaskInfo; id?: string; reason?: string }[];
+              const outcomes = error.details as BatchOutcome[];
               if (full) void reply.header('retry-after', '1');
               return reply.status(full ? 429 : 409).send({
                 error: { code: error.code, message: error.message },
-                tasks: outcomes.map((o) => (o.ok && o.info ? enqueued(o.info) : { task_id: o.id, status: o.reason === 'queue-full' ? 'refused' : 'conflict', reason: o.reason })),
+                tasks: outcomes.map((o) => (o.ok && o.info ? enqueued(o.info) : notEnqueued(o))),
               });
             }
             throw error;
