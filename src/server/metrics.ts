@@ -10,7 +10,8 @@
  *   scheduler_workflows_total{state} (workflow transitions, from the store's events).
  *   Queue controls, read from the store at scrape time: scheduler_queue_running{queue_name}
  *   (running tasks), scheduler_queue_held_tasks{queue_name,limit} (queued tasks a limit holds
- *   back now: rate or concurrency), scheduler_queue_refused_total{queue_name} (enqueued tasks
+ *   back now: rate or concurrency — not groupConcurrency, whose held tasks SQLite could only
+ *   count per scrape; docs/http-api.md#metrics), scheduler_queue_refused_total{queue_name} (enqueued tasks
  *   its maxLength refused, counted by the store for every producer); and of the enqueue option
  *   `group`: scheduler_group_running{queue_name,group} (running tasks of each group that has
  *   some — at most 1,000 groups a queue, as the store lists them) and
