@@ -3,7 +3,8 @@
 // `npm run chaos -- --quick` (a minute or two, run by the test suite).
 // Options: --store redis|sqlite (default both), --json <file> (the rows as JSON).
 // Prints one table row per scenario and store; exits 1 if any acknowledged task was lost,
-// completed twice, or any scheduled fire was missed or doubled.
+// completed twice (or completed by no handler run of its attempt), any scheduled fire was missed
+// or doubled, or a worker fault hit a worker with nothing in flight.
 import { writeFileSync } from 'node:fs';
 import { cleanupNow, installCleanup } from './processes.mjs';
 import { leaderKills, redisRestarts, workerFaults } from './scenarios.mjs';
@@ -42,7 +43,7 @@ for (const kind of stores) {
 installCleanup();
 const COLUMNS = [
   ['scenario', 'scenario', 28], ['store', 'store', 7], ['tasks', 'tasks', 6], ['faults', 'faults', 7], ['lost', 'lost', 5], ['duplicates', 'dupl.', 6],
-  ['reexecutions', 're-exec', 8], ['resumeMs', 'resume', 8], ['missedFires', 'missed', 7], ['seconds', 'time', 6],
+  ['reexecutions', 're-exec', 8], ['lateRefused', 'late', 5], ['resumeMs', 'resume', 8], ['missedFires', 'missed', 7], ['seconds', 'time', 6],
 ];
 const cell = (row, key) => {
   const value = row[key];
@@ -69,6 +70,11 @@ for (const run of plan) {
   rows.push(row);
   console.log(line(COLUMNS.map(([key]) => cell(row, key))));
   if ((row.lost ?? 0) > 0 || row.duplicates > 0 || (row.missedFires ?? 0) > 0) failed = true;
+  // A fault that found its worker idle proves nothing: the load must outlast the faults.
+  if (row.idleFaults > 0) {
+    console.error(`chaos: ${row.idleFaults} of the ${row.faults} faults of "${row.scenario}" on ${row.store} hit a worker with no task in flight`);
+    failed = true;
+  }
 }
 const output = option('--json');
 if (output) writeFileSync(output, `${JSON.stringify({ quick, rows, failed }, null, 2)}\n`);

@@ -22,20 +22,41 @@ async function closeStore(store) {
   await store.redis?.stop();
 }
 
-/** The workers' logs: each run's start and end, by task id. */
+/**
+ * The workers' logs, by task id: when each run started, which attempts' handlers returned, and
+ * how many late results the store refused.
+ */
 function readRuns(dir) {
   const runs = new Map();
   for (const file of readdirSync(dir)) {
     for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
-      const [kind, id, , at] = line.split(' ');
-      if (kind !== 's' && kind !== 'd') continue;
-      const entry = runs.get(id) ?? { starts: 0, ends: [] };
-      if (kind === 's') entry.starts += 1;
-      else entry.ends.push(Number(at));
+      const [kind, id, attempt, at] = line.split(' ');
+      if (kind !== 's' && kind !== 'd' && kind !== 'x') continue;
+      const entry = runs.get(id) ?? { startsAt: [], ended: new Set(), refused: 0 };
+      if (kind === 's') entry.startsAt.push(Number(at));
+      else if (kind === 'd') entry.ended.add(Number(attempt));
+      else entry.refused += 1;
       runs.set(id, entry);
     }
   }
   return runs;
+}
+
+/** What the logs add to the store's verdict: runs beyond one per task, refused late results, and completions no handler run backs. */
+function judgeRuns(runs, ids, records) {
+  let starts = 0;
+  let refused = 0;
+  for (const run of runs.values()) {
+    starts += run.startsAt.length;
+    refused += run.refused;
+  }
+  // A completion the store recorded must be the result of a handler run of that very attempt.
+  let unbacked = 0;
+  for (const id of ids) {
+    const completed = records.get(id)?.attempts.find((a) => a.outcome === 'completed');
+    if (completed && !runs.get(id)?.ended.has(completed.attempt)) unbacked += 1;
+  }
+  return { reexecutions: Math.max(0, starts - ids.length), refused, unbacked };
 }
 
 /** Waits until `default` has nothing left to run, or `timeoutMs` passed. */
@@ -72,15 +93,22 @@ async function judgeTasks(backend, ids) {
   return { lost, duplicates, dead, records };
 }
 
-/** Enqueues `count` chaos tasks of 100–300 ms; returns their ids (all acknowledged). */
-async function enqueueTasks(client, count) {
-  const ids = [];
+/** Enqueues `count` chaos tasks of 100–300 ms; adds their ids (all acknowledged) to `ids`. */
+async function enqueueTasks(client, count, ids) {
   for (let i = 0; i < count; i += 250) {
     const items = [];
-    for (let j = i; j < Math.min(count, i + 250); j++) items.push({ type: 'chaos', payload: { ms: 100 + ((j * 37) % 200) }, options: TASK_OPTIONS });
+    for (let j = i; j < Math.min(count, i + 250); j++) items.push({ type: 'chaos', payload: { ms: 100 + (((ids.length + j) * 37) % 200) }, options: TASK_OPTIONS });
     for (const info of await client.enqueueMany(items)) ids.push(info.id);
   }
-  return ids;
+}
+
+/** Keeps at least `low` tasks queued until `state.producing` turns false, so every fault hits workers at work. */
+async function keepBacklog(client, backend, ids, state, low) {
+  while (state.producing) {
+    const queue = await backend.getQueue('default');
+    if ((queue?.counts.queued ?? 0) < low) await enqueueTasks(client, 250, ids);
+    await sleep(100);
+  }
 }
 
 /** The tasks a worker's log shows started and not ended: what it held when it was stopped. */
@@ -131,9 +159,14 @@ export async function workerFaults(kind, { fault, tasks, faults, everyMs, freeze
     return startWorker(store, log).then((worker) => Object.assign(worker, { log }));
   };
   const started = Date.now();
+  const workers = [];
+  const state = { producing: true };
+  let producer = Promise.resolve();
   try {
-    const ids = await enqueueTasks(client, tasks);
-    const workers = await Promise.all(Array.from({ length: WORKERS }, newWorker));
+    const ids = [];
+    await enqueueTasks(client, tasks, ids);
+    workers.push(...(await Promise.all(Array.from({ length: WORKERS }, newWorker))));
+    producer = keepBacklog(client, backend, ids, state, 200).catch((error) => error);
     const hits = [];
     for (let k = 0; k < faults; k++) {
       await sleep(everyMs);
@@ -152,18 +185,23 @@ export async function workerFaults(kind, { fault, tasks, faults, everyMs, freeze
         target.signal('SIGCONT');
       }
     }
+    state.producing = false;
+    const failure = await producer;
+    if (failure instanceof Error) throw failure;
     await drain(backend, 60_000);
     await Promise.all(workers.map((w) => w.stop()));
     const verdict = await judgeTasks(backend, ids);
-    const runs = readRuns(logs);
-    const starts = [...runs.values()].reduce((sum, r) => sum + r.starts, 0);
-    const resume = recoveryMs(hits, verdict.records);
+    const runs = judgeRuns(readRuns(logs), ids, verdict.records);
     return {
       scenario: fault === 'kill' ? 'worker SIGKILL' : 'worker SIGSTOP',
-      store: kind, tasks: ids.length, faults: hits.length, lost: verdict.lost, duplicates: verdict.duplicates,
-      reexecutions: starts - ids.length + verdict.lost, resumeMs: resume, missedFires: null, seconds: (Date.now() - started) / 1000,
+      store: kind, tasks: ids.length, faults: hits.length, idleFaults: hits.filter((h) => h.held.size === 0).length,
+      lost: verdict.lost, duplicates: verdict.duplicates + runs.unbacked, reexecutions: runs.reexecutions, lateRefused: runs.refused,
+      resumeMs: recoveryMs(hits, verdict.records), missedFires: null, seconds: (Date.now() - started) / 1000,
     };
   } finally {
+    state.producing = false;
+    await producer;
+    await Promise.all(workers.map((w) => w.stop()));
     await client.close();
     await backend.close();
     await closeStore(store);
@@ -212,13 +250,15 @@ export async function redisRestarts({ restarts, everyMs, downMs = 1000 }) {
     await drain(backend, 60_000);
     await Promise.all(workers.map((w) => w.stop()));
     const verdict = await judgeTasks(backend, ids);
-    const runs = readRuns(logs);
-    const ends = [...runs.values()].flatMap((r) => r.ends).sort((a, b) => a - b);
-    const resume = Math.max(0, ...restartsAt.map((at) => (ends.find((t) => t >= at) ?? at) - at));
-    const starts = [...runs.values()].reduce((sum, r) => sum + r.starts, 0);
+    const logged = readRuns(logs);
+    const runs = judgeRuns(logged, ids, verdict.records);
+    // A run starts only once a worker claimed its task from the restarted Redis.
+    const starts = [...logged.values()].flatMap((r) => r.startsAt).sort((a, b) => a - b);
+    const resume = Math.max(0, ...restartsAt.map((at) => (starts.find((t) => t >= at) ?? at) - at));
     return {
-      scenario: 'Redis SIGKILL + AOF restart', store: 'redis', tasks: ids.length, faults: restartsAt.length, lost: verdict.lost, duplicates: verdict.duplicates,
-      reexecutions: Math.max(0, starts - ids.length + verdict.lost), resumeMs: resume, missedFires: null, seconds: (Date.now() - started) / 1000, refusedEnqueues: refused,
+      scenario: 'Redis SIGKILL + AOF restart', store: 'redis', tasks: ids.length, faults: restartsAt.length, idleFaults: 0,
+      lost: verdict.lost, duplicates: verdict.duplicates + runs.unbacked, reexecutions: runs.reexecutions, lateRefused: runs.refused,
+      resumeMs: resume, missedFires: null, seconds: (Date.now() - started) / 1000, refusedEnqueues: refused,
     };
   } finally {
     producing = false;
@@ -296,11 +336,15 @@ export async function leaderKills(kind, { kills, everyMs }) {
     }
     const ledger = await service.fires('every-second', { limit: 1000 });
     missed = Math.max(missed, ledger.filter((f) => f.outcome === 'missed').length);
-    const duplicates = [...byTime.values()].filter((n) => n > 1).length;
+    // A second fire of one time would be refused by its task id; the fire history would still
+    // show a second enqueued entry for it.
+    const enqueuedAt = new Map();
+    for (const f of ledger.filter((e) => e.outcome === 'enqueued')) enqueuedAt.set(f.nominalAt, (enqueuedAt.get(f.nominalAt) ?? 0) + 1);
+    const duplicates = [...byTime.values(), ...enqueuedAt.values()].filter((n) => n > 1).length;
     const resume = Math.max(0, ...killsAt.map((at) => Math.max(0, ...nominal.filter((f) => f.at > at && f.at <= at + 3000).map((f) => f.createdAt - f.at))));
     return {
-      scenario: 'scheduler leader SIGKILL', store: kind, tasks: expected, faults: killsAt.length, lost: null, duplicates,
-      reexecutions: null, resumeMs: resume, missedFires: missed, seconds: (Date.now() - started) / 1000,
+      scenario: 'scheduler leader SIGKILL', store: kind, tasks: expected, faults: killsAt.length, idleFaults: 0, lost: null, duplicates,
+      reexecutions: null, lateRefused: null, resumeMs: resume, missedFires: missed, seconds: (Date.now() - started) / 1000,
     };
   } finally {
     await Promise.all(servers.map((s) => s.stop()));

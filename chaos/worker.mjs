@@ -1,7 +1,8 @@
 // A chaos-suite worker in its own process (chaos/run.mjs starts, kills, freezes and replaces it).
 // Env: STORE (a store URL), PREFIX (Redis key prefix), LOG (a file of its own), LEASE_MS,
 // CONCURRENCY. For each run of the `chaos` handler it appends "s <id> <attempt> <ms>" when the run
-// starts and "d <id> <attempt> <ms>" when the handler returns (wall-clock ms), written at once so
+// starts, "d <id> <attempt> <ms>" when the handler returns, "x <id> <attempt> <ms>" when the store
+// refuses its result as late (wall-clock ms), each written at once so
 // that a SIGKILL loses nothing written before it. Prints "ready" once it claims tasks.
 import { openSync, writeSync } from 'node:fs';
 import { connect, Worker } from '../dist/index.js';
@@ -24,6 +25,8 @@ worker.handle('chaos', async (payload, ctx) => {
   note(`d ${ctx.task.id} ${ctx.task.attempt}`);
   return null;
 });
+// A late result the store refused (the run's lease had been written off): "x <id> <attempt> <ms>".
+worker.on('stale', (task) => note(`x ${task.id} ${task.attempt}`));
 // Store errors while Redis restarts are expected: the worker retries them itself.
 worker.on('error', () => undefined);
 

@@ -17,9 +17,11 @@ interface Row {
   store: string;
   tasks: number;
   faults: number;
+  idleFaults: number;
   lost: number | null;
   duplicates: number;
   reexecutions: number | null;
+  lateRefused: number | null;
   resumeMs: number;
   missedFires: number | null;
 }
@@ -46,13 +48,16 @@ describe('the chaos suite, quick', () => {
     ]);
     for (const row of rows) {
       expect(row.faults, row.scenario).toBeGreaterThan(0);
+      expect(row.idleFaults, `${row.scenario}: faults that hit an idle worker`).toBe(0);
       expect(row.tasks, row.scenario).toBeGreaterThan(0);
       expect(row.duplicates, row.scenario).toBe(0);
       if (row.lost !== null) expect(row.lost, row.scenario).toBe(0);
       if (row.missedFires !== null) expect(row.missedFires, row.scenario).toBe(0);
     }
-    // A killed or frozen worker's tasks ran again elsewhere: the faults hit work in flight.
+    // A killed or frozen worker's tasks ran again elsewhere: the faults hit work in flight; a
+    // frozen worker's results, sent once it was resumed, were refused as late.
     for (const row of rows.filter((r) => r.scenario.startsWith('worker'))) expect(row.reexecutions, row.scenario).toBeGreaterThan(0);
+    for (const row of rows.filter((r) => r.scenario === 'worker SIGSTOP')) expect(row.lateRefused, row.scenario).toBeGreaterThan(0);
     dir.remove();
   }, 300_000);
 });
