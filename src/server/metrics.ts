@@ -14,8 +14,9 @@
  *   count per scrape; docs/http-api.md#metrics), scheduler_queue_refused_total{queue_name} (enqueued tasks
  *   its maxLength refused, counted by the store for every producer); and of the enqueue option
  *   `group`: scheduler_group_running{queue_name,group} (running tasks of each group that has
- *   some — at most 1,000 groups a queue, as the store lists them) and
- *   scheduler_queue_waiting_groups{queue_name} (groups with queued tasks).
+ *   some — at most 1,000 groups a queue, as the store lists them),
+ *   scheduler_queue_full_groups{queue_name} (those of them at the queue's groupConcurrency: the
+ *   groups it holds back) and scheduler_queue_waiting_groups{queue_name} (groups with queued tasks).
  * Each process uses its own Registry (no global state), so tests can run several in one process.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -89,6 +90,17 @@ export function instrumentTaskCenter(registry: Registry, backend: Backend, hub: 
     registers: [registry],
     collect: collectQueues<Gauge<string>>((gauge, q) => {
       for (const [group, running] of Object.entries(q.groups?.running ?? {})) gauge.set({ queue_name: q.name, group }, running);
+    }),
+  });
+  new Gauge({
+    name: 'scheduler_queue_full_groups',
+    help: 'Enqueue groups running as many tasks as the queue\'s groupConcurrency: their other tasks wait (of the groups the store lists, at most 1,000 a queue; read at scrape time)',
+    labelNames: ['queue_name'],
+    registers: [registry],
+    collect: collectQueues<Gauge<string>>((gauge, q) => {
+      const limit = q.limits.groupConcurrency;
+      const full = limit === null ? 0 : Object.values(q.groups?.running ?? {}).filter((running) => running >= limit).length;
+      gauge.set({ queue_name: q.name }, full);
     }),
   });
   new Gauge({

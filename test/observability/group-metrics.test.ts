@@ -1,6 +1,7 @@
 /**
  * The task center's metrics of enqueue groups, on each store: running tasks per queue and group
- * (only groups with running tasks) and the groups with queued tasks per queue.
+ * (only groups with running tasks), the groups at the queue's groupConcurrency, and the groups
+ * with queued tasks per queue.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newTask } from '../../src/backend/conformance/harness.js';
@@ -42,5 +43,11 @@ describe.each(STORES)('group metrics on %s', (_name, open) => {
     expect(text).toContain('scheduler_queue_waiting_groups{queue_name="tenants"} 2');
     expect(text).toMatch(/# TYPE scheduler_group_running gauge/);
     expect(text).toMatch(/# TYPE scheduler_queue_waiting_groups gauge/);
+    // Without a groupConcurrency no group is full; with 2, acme (2 running) is, globex (1) is not.
+    expect(text).toContain('scheduler_queue_full_groups{queue_name="tenants"} 0');
+    await backend.setQueueLimits('tenants', { groupConcurrency: 2 });
+    expect(await metrics()).toContain('scheduler_queue_full_groups{queue_name="tenants"} 1');
+    await backend.setQueueLimits('tenants', { groupConcurrency: 1 });
+    expect(await metrics()).toContain('scheduler_queue_full_groups{queue_name="tenants"} 2');
   });
 });
