@@ -224,8 +224,11 @@ export const resize = defineTask('img:resize', {
 
     const ls = await cli('queue', 'ls');
     expect(ls.code, ls.stderr).toBe(0);
-    expect(ls.stdout).toMatch(/^QUEUE\s+STATUS\s+SCHEDULED\s+QUEUED\s+RUNNING\s+RETRYING\s+COMPLETED\s+DEAD\s+CANCELLED\s+PROCESSED\s+FAILED\s+LATENCY$/m);
-    expect(ls.stdout).toMatch(/^emails\s+paused\s+1\s+1\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+\S+/m);
+    expect(ls.stdout).toMatch(/^QUEUE\s+STATUS\s+SCHEDULED\s+QUEUED\s+RUNNING\s+RETRYING\s+COMPLETED\s+DEAD\s+CANCELLED\s+PROCESSED\s+FAILED\s+LATENCY\s+LIMITS$/m);
+    expect(ls.stdout).toMatch(/^emails\s+paused\s+1\s+1\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+\S+\s+-$/m);
+    expect((await cli('queue', 'limit', 'emails', '--rate', '100/1s', '--group-concurrency', '2')).code).toBe(0);
+    expect((await cli('queue', 'ls')).stdout).toMatch(/^emails\s+paused\s+.*\s+rate 100\/1s, group 2$/m);
+    expect((await cli('queue', 'limit', 'emails', '--rate', 'none', '--group-concurrency', 'none')).code).toBe(0);
 
     const json = parseJson(await cli('--json', 'queue', 'ls'));
     expect(json.queues).toEqual([

@@ -35,10 +35,10 @@ export function registerQueueCommands(program: Command): void {
           return;
         }
         ctx.out.table(
-          ['QUEUE', 'STATUS', 'SCHEDULED', 'QUEUED', 'RUNNING', 'RETRYING', 'COMPLETED', 'DEAD', 'CANCELLED', 'PROCESSED', 'FAILED', 'LATENCY'],
+          ['QUEUE', 'STATUS', 'SCHEDULED', 'QUEUED', 'RUNNING', 'RETRYING', 'COMPLETED', 'DEAD', 'CANCELLED', 'PROCESSED', 'FAILED', 'LATENCY', 'LIMITS'],
           queues.map((q) => [
             q.name, q.paused ? 'paused' : 'active', q.counts.scheduled, q.counts.queued, q.counts.running, q.counts.retrying, q.counts.completed, q.counts.dead,
-            q.counts.cancelled, q.processed, q.failed, formatDuration(q.latencyMs),
+            q.counts.cancelled, q.processed, q.failed, formatDuration(q.latencyMs), shortLimits(q.limits),
           ]),
         );
       }),
@@ -108,6 +108,17 @@ async function shownQueue(backend: Backend, name: string, set: string): Promise<
   const info = await backend.getQueue(name);
   if (!info) throw new TasklineError('TL_NOT_FOUND', `no queue ${JSON.stringify(name)} (a queue appears when its first task is enqueued, or when ${set} are set)`);
   return info;
+}
+
+/** The limits set, in a table cell: `rate 100/1s, concurrency 10, group 2, max 100000`, or `-`. */
+function shortLimits(limits: QueueLimits): string {
+  const parts = [
+    limits.rate === null ? null : `rate ${limits.rate.limit}/${formatDuration(limits.rate.intervalMs)}`,
+    limits.concurrency === null ? null : `concurrency ${limits.concurrency}`,
+    limits.groupConcurrency === null ? null : `group ${limits.groupConcurrency}`,
+    limits.maxLength === null ? null : `max ${limits.maxLength}`,
+  ].filter((part) => part !== null);
+  return parts.length === 0 ? '-' : parts.join(', ');
 }
 
 /** The limits in words, for a line of output. */
