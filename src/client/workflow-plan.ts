@@ -11,7 +11,7 @@ import { isTaskDefinition, validatePayload } from '../core/define-task.js';
 import { compileWorkflow, type TaskPart, type WorkflowPart, type WorkflowNodeSpec } from '../core/workflow.js';
 import { duration, isWellFormed, quote } from '../core/validate.js';
 import type { NewTask } from '../core/task.js';
-import type { NewWorkflow, WorkflowNodeRecord, WorkflowRecord, WorkflowTaskSpec } from '../backend/contract.js';
+import type { NewWorkflow, WorkflowNodeRecord, WorkflowNodeState, WorkflowRecord, WorkflowTaskSpec } from '../backend/contract.js';
 import { parseStoredJson } from '../backend/shared.js';
 
 /** Most bytes of JSON all the payloads of one workflow may have together. */
@@ -113,15 +113,25 @@ function wrap<T>(where: string, fn: () => T): T {
   }
 }
 
-/** A node as the client shows it: its result decoded from JSON. */
+/** A node as the client shows it: its result decoded from JSON, and what a pending one waits on. */
 export interface WorkflowNodeInfo extends Omit<WorkflowNodeRecord, 'result'> {
   result: unknown;
+  /**
+   * Why a pending node has not started: the parents it still waits on — those not completed, or
+   * for a `runOnFailure` node those not ended. Empty for a node in any other state.
+   */
+  waitingOn: string[];
 }
 
 export interface WorkflowInfo extends Omit<WorkflowRecord, 'nodes'> {
   nodes: WorkflowNodeInfo[];
 }
 
+const ENDED: ReadonlySet<WorkflowNodeState> = new Set(['completed', 'dead', 'cancelled']);
+
 export function toWorkflowInfo(record: WorkflowRecord): WorkflowInfo {
-  return { ...record, nodes: record.nodes.map((n) => ({ ...n, result: parseStoredJson(n.result) })) };
+  const stateOf = new Map(record.nodes.map((n) => [n.id, n.state]));
+  const waitingOn = (n: WorkflowNodeRecord) =>
+    n.state !== 'pending' ? [] : n.dependsOn.filter((parent) => (n.runOnFailure ? !ENDED.has(stateOf.get(parent)!) : stateOf.get(parent) !== 'completed'));
+  return { ...record, nodes: record.nodes.map((n) => ({ ...n, result: parseStoredJson(n.result), waitingOn: waitingOn(n) })) };
 }

@@ -30,7 +30,7 @@ describe.each(BACKEND_KINDS)('taskline workflow on %s', (kind) => {
     const get = await cli('workflow', 'get', 'cli-wf');
     expect(get.stdout).toMatch(/^workflow cli-wf \(cli demo\): running\n/);
     expect(get.stdout).toMatch(/^a\s+queued\s+x\s+-\s+\S+/m);
-    expect(get.stdout).toMatch(/^b\s+pending\s+y\s+a\s+\S+/m);
+    expect(get.stdout).toMatch(/^b\s+pending \(waiting on a\)\s+y\s+a\s+\S+/m);
     const taskId = parseJson(await cli('--json', 'workflow', 'get', 'cli-wf')).nodes[0].taskId;
     expect((await cli('task', 'get', taskId)).stdout).toMatch(/^workflow +cli-wf, node a$/m);
     const ls = parseJson(await cli('--json', 'workflow', 'ls'));

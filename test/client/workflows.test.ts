@@ -60,6 +60,24 @@ describe.each(STORES)('workflows through the client and a worker on %s', (_name,
     expect(sumTask.links).toEqual({ workflowId: id, workflowNode: 'sum' });
   });
 
+  it('a pending node says which parents it waits on: not completed, or for runOnFailure not ended', async () => {
+    const { id } = await client.enqueueWorkflow(
+      workflow({ nodes: { a: task('ok'), b: task('boom'), c: task('cleanup', null, { dependsOn: ['a', 'b'], runOnFailure: true }), d: task('next', null, { dependsOn: ['a'] }) } }),
+      { failFast: false },
+    );
+    const waiting = async () => Object.fromEntries((await client.getWorkflow(id))!.nodes.map((n) => [n.id, n.waitingOn]));
+    expect(await waiting()).toEqual({ a: [], b: [], c: ['a', 'b'], d: ['a'] });
+    startWorker((w) => {
+      w.handle('ok', async () => 'fine');
+      w.handle('boom', async () => {
+        throw new PermanentError('exploded');
+      });
+    });
+    // b ended dead: c (runOnFailure) waits on nothing and starts; d started once a completed.
+    await expect.poll(async () => (await client.getWorkflow(id))!.nodes.filter((n) => n.state === 'pending').length, { timeout: 10_000 }).toBe(0);
+    expect(await waiting()).toEqual({ a: [], b: [], c: [], d: [] });
+  });
+
   it('a failed node rejects waitForWorkflow with the node named; runOnFailure and onFinish still run', async () => {
     const seen: unknown[] = [];
     startWorker((w) => {

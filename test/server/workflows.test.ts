@@ -27,7 +27,7 @@ describe.each(STORES)('workflow routes on %s', (_name, open) => {
       nodes: [{ id: '1', type: 'fetch' }, { id: '0', type: 'double', dependsOn: ['1'], queue: 'default', maxRetries: 1 }],
     });
     expect(created.statusCode, created.body).toBe(201);
-    expect(created.json()).toMatchObject({ id: 'wf-1', name: 'demo', state: 'running', fail_fast: true, nodes: [{ id: '1', state: 'queued', depends_on: [] }, { id: '0', state: 'pending', depends_on: ['1'] }] });
+    expect(created.json()).toMatchObject({ id: 'wf-1', name: 'demo', state: 'running', fail_fast: true, nodes: [{ id: '1', state: 'queued', depends_on: [], waiting_on: [] }, { id: '0', state: 'pending', depends_on: ['1'], waiting_on: ['1'] }] });
     worker = new Worker(api.store.backend, { idleWait: 500 });
     worker.handle('fetch', async () => 21);
     worker.handle('double', async (_p, ctx) => (ctx.parent as number) * 2);

@@ -45,7 +45,7 @@ function printWorkflow(ctx: CliContext, wf: WorkflowInfo): void {
   ctx.out.line(`  created ${formatTime(wf.createdAt)}${wf.finishedAt === null ? '' : `, finished ${formatTime(wf.finishedAt)}`}; nodes: ${countsText(wf.counts)}`);
   ctx.out.table(
     ['NODE', 'STATE', 'TYPE', 'DEPENDS ON', 'TASK', 'RESULT / ERROR'],
-    wf.nodes.map((n) => [n.id, n.state, n.type, n.dependsOn.join(',') || '-', n.taskId ?? '-', clip(n.error ?? (n.result === null ? '' : JSON.stringify(n.result)), 50)]),
+    wf.nodes.map((n) => [n.id, n.waitingOn.length === 0 ? n.state : `${n.state} (waiting on ${n.waitingOn.join(',')})`, n.type, n.dependsOn.join(',') || '-', n.taskId ?? '-', clip(n.error ?? (n.result === null ? '' : JSON.stringify(n.result)), 50)]),
   );
 }
 

@@ -53,6 +53,7 @@ const NodeView = z.object({
   state: NodeState,
   task_id: z.string().nullable().describe('its task; null while it has none: not started, cancelled before it started, or deleted by its retention'),
   depends_on: z.array(z.string()),
+  waiting_on: z.array(z.string()).describe('why a pending node has not started: the parents it still waits on (not completed; for run_on_failure, not ended); empty otherwise'),
   run_on_failure: z.boolean(),
   result: z.unknown(),
   error: z.string().nullable(),
@@ -99,7 +100,7 @@ export function workflowView(wf: WorkflowInfo) {
   return {
     ...header(wf),
     nodes: wf.nodes.map((n) => ({
-      id: n.id, type: n.type, queue: n.queue, state: n.state, task_id: n.taskId, depends_on: n.dependsOn, run_on_failure: n.runOnFailure,
+      id: n.id, type: n.type, queue: n.queue, state: n.state, task_id: n.taskId, depends_on: n.dependsOn, waiting_on: n.waitingOn, run_on_failure: n.runOnFailure,
       result: n.result, error: n.error,
     })),
   };
