@@ -4,13 +4,14 @@
  * propagator stand in for that SDK; the store is real.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   context, propagation, ROOT_CONTEXT, trace, TraceFlags,
   type Context, type ContextManager, type TextMapGetter, type TextMapPropagator, type TextMapSetter,
 } from '@opentelemetry/api';
-import { Client, Worker } from '../../src/index.js';
-import { STORES, type TestStore } from '../helpers/stores.js';
+import { Worker } from '../../src/index.js';
+import { STORES } from '../helpers/stores.js';
+import { useClientStore } from '../helpers/client-store.js';
 
 class AsyncLocalContextManager implements ContextManager {
   private readonly storage = new AsyncLocalStorage<Context>();
@@ -52,9 +53,7 @@ const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN_ID = '00f067aa0ba902b7';
 
 describe.each(STORES)('trace context on %s', (_name, openStore) => {
-  let store: TestStore;
-  let client: Client;
-  let worker: Worker | null = null;
+  const t = useClientStore(openStore);
 
   beforeAll(() => {
     context.setGlobalContextManager(new AsyncLocalContextManager());
@@ -66,40 +65,28 @@ describe.each(STORES)('trace context on %s', (_name, openStore) => {
     propagation.disable();
   });
 
-  beforeEach(async () => {
-    store = await openStore();
-    client = new Client(store.backend);
-  });
-
-  afterEach(async () => {
-    await worker?.stop({ timeout: 1000 });
-    worker = null;
-    await client.close();
-    await store.cleanup();
-  });
-
   it('the producer\'s span travels in the task headers and is the active context in the handler', async () => {
     const producer = trace.setSpanContext(ROOT_CONTEXT, { traceId: TRACE_ID, spanId: SPAN_ID, traceFlags: TraceFlags.SAMPLED });
-    const info = await context.with(producer, () => client.enqueue('traced', { n: 1 }));
-    const stored = await client.getTask(info.id);
+    const info = await context.with(producer, () => t.client.enqueue('traced', { n: 1 }));
+    const stored = await t.client.getTask(info.id);
     expect(stored!.headers.traceparent).toBe(`00-${TRACE_ID}-${SPAN_ID}-01`);
 
     let seen: { traceId: string; spanId: string; remote: boolean | undefined } | null = null;
-    worker = new Worker(store.backend, { idleWait: 500 });
-    worker.handle('traced', async () => {
+    t.worker = new Worker(t.store.backend, { idleWait: 500 });
+    t.worker.handle('traced', async () => {
       const span = trace.getSpanContext(context.active());
       seen = span ? { traceId: span.traceId, spanId: span.spanId, remote: span.isRemote } : null;
     });
-    await worker.start();
-    await client.waitFor(info.id, { timeout: 5000 });
+    await t.worker.start();
+    await t.client.waitFor(info.id, { timeout: 5000 });
     expect(seen).toEqual({ traceId: TRACE_ID, spanId: SPAN_ID, remote: true });
   });
 
   it('without an active span nothing is added; headers given by the caller win', async () => {
-    const plain = await client.enqueue('plain', {});
-    expect((await client.getTask(plain.id))!.headers).toEqual({});
+    const plain = await t.client.enqueue('plain', {});
+    expect((await t.client.getTask(plain.id))!.headers).toEqual({});
     const producer = trace.setSpanContext(ROOT_CONTEXT, { traceId: TRACE_ID, spanId: SPAN_ID, traceFlags: TraceFlags.SAMPLED });
-    const own = await context.with(producer, () => client.enqueue('own', {}, { headers: { traceparent: 'mine' } }));
-    expect((await client.getTask(own.id))!.headers.traceparent).toBe('mine');
+    const own = await context.with(producer, () => t.client.enqueue('own', {}, { headers: { traceparent: 'mine' } }));
+    expect((await t.client.getTask(own.id))!.headers.traceparent).toBe('mine');
   });
 });

@@ -1,7 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Client, Worker } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { Worker } from '../../src/index.js';
 import { QueuePicker, parseQueues } from '../../src/worker/queue-picker.js';
-import { STORES, type TestStore } from '../helpers/stores.js';
+import { STORES } from '../helpers/stores.js';
+import { useClientStore } from '../helpers/client-store.js';
 
 describe('queue picker', () => {
   it('parses the accepted forms and rejects bad ones with the accepted form', () => {
@@ -27,25 +28,11 @@ describe('queue picker', () => {
 });
 
 describe.each(STORES)('queue priority on %s', (_name, openStore) => {
-  let store: TestStore;
-  let client: Client;
-  let worker: Worker | null = null;
-
-  beforeEach(async () => {
-    store = await openStore();
-    client = new Client(store.backend);
-  });
-
-  afterEach(async () => {
-    await worker?.stop({ timeout: 1000 });
-    worker = null;
-    await client.close();
-    await store.cleanup();
-  });
+  const t = useClientStore(openStore);
 
   async function fill(queues: string[], perQueue: number): Promise<void> {
     for (const queue of queues) {
-      await client.enqueueMany(Array.from({ length: perQueue }, (_, i) => ({ type: 'record', payload: { i }, options: { queue } })));
+      await t.client.enqueueMany(Array.from({ length: perQueue }, (_, i) => ({ type: 'record', payload: { i }, options: { queue } })));
     }
   }
 
@@ -55,14 +42,14 @@ describe.each(STORES)('queue priority on %s', (_name, openStore) => {
     const order: string[] = [];
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
-    worker = new Worker(store.backend, { concurrency: 1, queues: 'critical=6,default=3,low=1' });
-    worker.handle('record', async (_p, ctx) => {
+    t.worker = new Worker(t.store.backend, { concurrency: 1, queues: 'critical=6,default=3,low=1' });
+    t.worker.handle('record', async (_p, ctx) => {
       order.push(ctx.task.queue);
       if (order.length === 3000) resolveDone();
     });
-    await worker.start();
+    await t.worker.start();
     await done;
-    await worker.stop({ timeout: 1000 });
+    await t.worker.stop({ timeout: 1000 });
     const sample = order.slice(0, 3000);
     const share = (q: string) => sample.filter((x) => x === q).length / sample.length;
     // Expected 60 % / 30 % / 10 %; each queue still had tasks left, so the weights alone decide.
@@ -78,12 +65,12 @@ describe.each(STORES)('queue priority on %s', (_name, openStore) => {
     const order: string[] = [];
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
-    worker = new Worker(store.backend, { concurrency: 5, queues: 'critical=3,default=2,low=1', strict: true });
-    worker.handle('record', async (_p, ctx) => {
+    t.worker = new Worker(t.store.backend, { concurrency: 5, queues: 'critical=3,default=2,low=1', strict: true });
+    t.worker.handle('record', async (_p, ctx) => {
       order.push(ctx.task.queue);
       if (order.length === 150) resolveDone();
     });
-    await worker.start();
+    await t.worker.start();
     await done;
     expect(order.slice(0, 50).every((q) => q === 'critical')).toBe(true);
     expect(order.slice(50, 100).every((q) => q === 'default')).toBe(true);
@@ -91,17 +78,17 @@ describe.each(STORES)('queue priority on %s', (_name, openStore) => {
   });
 
   it('a paused queue keeps accepting tasks but none are claimed until it is resumed', async () => {
-    await store.backend.pauseQueue('default');
+    await t.store.backend.pauseQueue('default');
     const ran: string[] = [];
-    worker = new Worker(store.backend, { concurrency: 2, idleWait: 200 });
-    worker.handle('record', async (_p, ctx) => void ran.push(ctx.task.id));
-    await worker.start();
-    const info = await client.enqueue('record', {});
+    t.worker = new Worker(t.store.backend, { concurrency: 2, idleWait: 200 });
+    t.worker.handle('record', async (_p, ctx) => void ran.push(ctx.task.id));
+    await t.worker.start();
+    const info = await t.client.enqueue('record', {});
     await new Promise((r) => setTimeout(r, 400));
     expect(ran).toEqual([]);
-    expect((await store.backend.getQueue('default'))!).toMatchObject({ paused: true, counts: expect.objectContaining({ queued: 1 }) });
-    await store.backend.resumeQueue('default');
-    await client.waitFor(info.id, { timeout: 5000 });
+    expect((await t.store.backend.getQueue('default'))!).toMatchObject({ paused: true, counts: expect.objectContaining({ queued: 1 }) });
+    await t.store.backend.resumeQueue('default');
+    await t.client.waitFor(info.id, { timeout: 5000 });
     expect(ran).toEqual([info.id]);
   });
 });
