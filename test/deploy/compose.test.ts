@@ -8,7 +8,7 @@
  * `docker-compose`; .ci/run installs it).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
@@ -297,4 +297,46 @@ describe.skipIf(!present)('deploy/compose.yaml (docker-compose config)', () => {
       expect(results[i].stderr).toContain(`set ${name} in deploy/.env (copy deploy/.env.example to deploy/.env first)`);
     }
   }, 60_000);
+});
+
+describe('deploy/up.sh, the one command', () => {
+  it('writes deploy/.env with new random secrets the first time, keeps it after, and runs docker compose up -d', async () => {
+    const dir = tempDir('up-sh');
+    try {
+      // The script and the example beside it, as in deploy/; a `docker` that records its calls.
+      const deploy = join(dir.path, 'deploy');
+      const bin = join(dir.path, 'bin');
+      mkdirSync(deploy);
+      mkdirSync(bin);
+      copyFileSync(resolve(DEPLOY, 'up.sh'), join(deploy, 'up.sh'));
+      chmodSync(join(deploy, 'up.sh'), 0o755);
+      copyFileSync(resolve(DEPLOY, '.env.example'), join(deploy, '.env.example'));
+      const calls = join(dir.path, 'calls');
+      writeFileSync(join(bin, 'docker'), `#!/bin/sh\necho "$*" >> '${calls}'\n`, { mode: 0o755 });
+      const env = { ...composeEnv(), PATH: `${bin}:${process.env.PATH ?? ''}` };
+
+      const first = await run(join(deploy, 'up.sh'), ['--build'], { env });
+      const written = readFileSync(join(deploy, '.env'), 'utf8');
+      const values = Object.fromEntries(written.split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+      expect(values.TASKLINE_API_TOKEN).toMatch(/^[0-9a-f]{64}$/);
+      expect(values.TASKLINE_READ_TOKEN).toMatch(/^[0-9a-f]{64}$/);
+      expect(values.TASKLINE_READ_TOKEN).not.toBe(values.TASKLINE_API_TOKEN);
+      expect(values.GRAFANA_ADMIN_PASSWORD).toMatch(/^[0-9a-f]{32}$/);
+      expect(values.COMPOSE_PROJECT_NAME).toBe('taskline');
+      expect(statSync(join(deploy, '.env')).mode & 0o077).toBe(0);
+      expect(first.stdout).toContain(values.TASKLINE_API_TOKEN);
+      expect(first.stdout).toContain(values.GRAFANA_ADMIN_PASSWORD);
+      expect(readFileSync(calls, 'utf8').split('\n')).toEqual(['compose version', 'compose up -d --build', '']);
+
+      // A second run keeps the secrets and prints none.
+      const second = await run(join(deploy, 'up.sh'), [], { env });
+      expect(readFileSync(join(deploy, '.env'), 'utf8')).toBe(written);
+      expect(second.stdout).not.toContain(values.TASKLINE_API_TOKEN);
+
+      // What it wrote is an env file Compose starts the whole set-up with.
+      if (present) expect((await composeConfig(join(deploy, '.env'))).code).toBe(0);
+    } finally {
+      dir.remove();
+    }
+  }, 30_000);
 });
